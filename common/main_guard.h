@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdio>
+#include <exception>
+
+#include "common/error.h"
+
+namespace ebprof {
+
+// The one place errors become output: runs `body` and turns an Error into
+// "program: message" on stderr and exit status 1. Anything else that escapes
+// is a bug, reported as such, still on one line and without a core dump.
+template <typename Body>
+int run_guarded(const char* program, Body&& body) {
+  try {
+    body();
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", program, e.what());
+  }
+  return 1;
+}
+
+}  // namespace ebprof
