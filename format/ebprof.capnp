@@ -1,0 +1,77 @@
+# The messages inside an ebprof recording's frames. docs/format.md describes
+# the framing around them. Evolve only by appending fields with new ordinals.
+@0xb3eb4ff0c8190cec;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("ebprof::format::schema");
+
+# Frame kind 1: first frame of every file.
+struct RecordingInfo {
+  writerVersion @0 :Text;       # ebprof version that wrote the file
+  hostname @1 :Text;
+  kernelRelease @2 :Text;       # uname -r
+  machine @3 :Text;             # uname -m
+  commandLine @4 :List(Text);   # argv of ebprof-record
+  event @5 :Text;               # e.g. "cpu-clock"
+  sampleFrequency @6 :UInt64;   # Hz; 0 when samplePeriod is used
+  samplePeriod @7 :UInt64;      # events per sample; 0 when sampleFrequency is used
+  startRealtimeNs @8 :UInt64;   # CLOCK_REALTIME at start
+  startMonotonicNs @9 :UInt64;  # CLOCK_MONOTONIC at the same instant: sample times use this clock
+  cpuCount @10 :UInt32;         # CPUs sampled
+  transport @11 :Text;          # "ringbuf"
+}
+
+# Frame kind 2: a /proc/kallsyms snapshot (text symbols only).
+struct KernelSymbols {
+  addresses @0 :List(UInt64);   # ascending
+  names @1 :List(Text);         # parallel to addresses
+  moduleIndex @2 :List(UInt16); # parallel; index into modules, 0 = the kernel image
+  modules @3 :List(Text);       # modules[0] is ""
+}
+
+# Frame kind 3: what is known about one process, captured at capturedAtNs.
+# A later frame for the same pid replaces an earlier one.
+struct Process {
+  pid @0 :UInt32;
+  comm @1 :Text;
+  capturedAtNs @2 :UInt64;      # CLOCK_MONOTONIC
+  mappings @3 :List(Mapping);   # executable mappings only
+  mapsError @4 :Text;           # why mappings is empty, if it is ("" when they were read)
+}
+
+struct Mapping {
+  start @0 :UInt64;
+  end @1 :UInt64;               # exclusive
+  fileOffset @2 :UInt64;        # offset in the file of start
+  path @3 :Text;                # as /proc/PID/maps shows it ("[vdso]" for pseudo-files)
+}
+
+# Frame kind 4: samples, plus the stacks and comm strings they introduce.
+# Stack and comm ids are global to the file and dense: the stacks of this
+# batch get ids firstStackId, firstStackId+1, ...
+struct SampleBatch {
+  firstStackId @0 :UInt32;
+  stacks @1 :List(Stack);
+  firstCommId @2 :UInt32;
+  comms @3 :List(Text);
+  # One entry per sample in every list below (columnar).
+  timeDeltaNs @4 :List(Int64);  # from the previous sample, the first from baseTimeNs
+  baseTimeNs @5 :UInt64;
+  pid @6 :List(UInt32);         # thread group id
+  tid @7 :List(UInt32);
+  cpu @8 :List(UInt16);
+  stackId @9 :List(UInt32);
+  commId @10 :List(UInt32);
+}
+
+struct Stack {
+  kernel @0 :List(UInt64);      # leaf first; the first entry is the sampled IP
+  user @1 :List(UInt64);        # leaf first; the first entry is the sampled IP
+}
+
+# Frame kind 5: written when recording stops.
+struct RecordingEnd {
+  endMonotonicNs @0 :UInt64;
+  lossCauses @1 :List(Text);    # parallel to lossCounts
+  lossCounts @2 :List(UInt64);
+}

@@ -1,0 +1,71 @@
+#pragma once
+
+// The byte layout around the Cap'n Proto messages: file header and frame
+// headers. Private to format/ (writer.cc and reader.cc); docs/format.md is
+// the reference.
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+namespace ebprof::format {
+
+// PNG-style: the high byte catches 7-bit transfers, the newline catches
+// text-mode line-ending conversion.
+inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
+inline constexpr uint16_t kVersionMajor = 1;  // readers reject a newer major
+inline constexpr uint16_t kVersionMinor = 0;  // newer minors only append kinds/fields
+inline constexpr size_t kFileHeaderSize = 16;
+inline constexpr size_t kFrameHeaderSize = 16;
+// No frame is ever this large; a bigger length is corruption, not data.
+inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
+
+enum class FrameKind : uint16_t {
+  kRecordingInfo = 1,
+  kKernelSymbols = 2,
+  kProcess = 3,
+  kSampleBatch = 4,
+  kRecordingEnd = 5,
+};
+
+inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame
+
+struct FrameHeader {
+  uint32_t stored_size = 0;  // payload bytes in the file
+  uint32_t raw_size = 0;     // payload bytes after decompression
+  uint16_t kind = 0;
+  uint16_t flags = 0;
+  uint32_t crc = 0;  // CRC-32C of the first 12 header bytes, then the stored payload
+};
+
+inline void put_le16(uint8_t* p, uint16_t v) {
+  p[0] = v & 0xff;
+  p[1] = v >> 8;
+}
+inline void put_le32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    p[i] = (v >> (8 * i)) & 0xff;
+}
+inline uint16_t get_le16(const uint8_t* p) {
+  return p[0] | (p[1] << 8);
+}
+inline uint32_t get_le32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+inline std::array<uint8_t, kFrameHeaderSize> encode_frame_header(const FrameHeader& h) {
+  std::array<uint8_t, kFrameHeaderSize> out{};
+  put_le32(&out[0], h.stored_size);
+  put_le32(&out[4], h.raw_size);
+  put_le16(&out[8], h.kind);
+  put_le16(&out[10], h.flags);
+  put_le32(&out[12], h.crc);
+  return out;
+}
+
+inline FrameHeader decode_frame_header(const uint8_t* p) {
+  return FrameHeader{get_le32(p), get_le32(p + 4), get_le16(p + 8), get_le16(p + 10),
+                     get_le32(p + 12)};
+}
+
+}  // namespace ebprof::format

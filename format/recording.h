@@ -1,0 +1,82 @@
+#pragma once
+
+// The contents of a recording as plain structs: what the writer takes and the
+// reader hands out. Nothing outside format/ sees the bytes or Cap'n Proto.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ebprof::format {
+
+struct RecordingInfo {
+  std::string writer_version;
+  std::string hostname;
+  std::string kernel_release;
+  std::string machine;
+  std::vector<std::string> command_line;
+  std::string event;
+  uint64_t sample_frequency = 0;
+  uint64_t sample_period = 0;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_monotonic_ns = 0;
+  uint32_t cpu_count = 0;
+  std::string transport;
+};
+
+struct KernelSymbol {
+  uint64_t address = 0;
+  std::string name;
+  std::string module;  // empty for the kernel image
+};
+
+struct Mapping {
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive
+  uint64_t file_offset = 0;
+  std::string path;
+};
+
+struct ProcessInfo {
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t captured_at_ns = 0;
+  std::vector<Mapping> mappings;  // executable mappings, ascending
+  std::string maps_error;         // why mappings is empty, if it is
+};
+
+struct Stack {
+  std::vector<uint64_t> kernel;  // leaf first
+  std::vector<uint64_t> user;    // leaf first
+  bool operator==(const Stack&) const = default;
+};
+
+struct Sample {
+  uint64_t time_ns = 0;  // CLOCK_MONOTONIC
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint16_t cpu = 0;
+  uint32_t stack_id = 0;
+  uint32_t comm_id = 0;
+};
+
+// New stacks and comms get ids first_*_id, first_*_id + 1, ... in order.
+struct SampleBatch {
+  uint32_t first_stack_id = 0;
+  std::vector<Stack> stacks;
+  uint32_t first_comm_id = 0;
+  std::vector<std::string> comms;
+  std::vector<Sample> samples;
+};
+
+struct LossCount {
+  std::string cause;
+  uint64_t count = 0;
+};
+
+struct RecordingEnd {
+  uint64_t end_monotonic_ns = 0;
+  std::vector<LossCount> losses;
+};
+
+}  // namespace ebprof::format

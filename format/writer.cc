@@ -1,0 +1,239 @@
+#include "format/writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cerrno>
+
+#include "common/error.h"
+#include "format/crc32c.h"
+#include "format/ebprof.capnp.h"
+#include "format/framing.h"
+
+namespace ebprof::format {
+namespace {
+
+capnp::Text::Reader text(const std::string& s) {
+  return capnp::Text::Reader(s.data(), s.size());
+}
+
+template <typename ListBuilder>
+void set_texts(ListBuilder list, const std::vector<std::string>& values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    list.set(i, text(values[i]));
+}
+
+template <typename ListBuilder, typename Values>
+void set_all(ListBuilder list, const Values& values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    list.set(i, values[i]);
+}
+
+}  // namespace
+
+void RecordingWriter::ZstdFree::operator()(ZSTD_CCtx_s* ctx) const {
+  ZSTD_freeCCtx(ctx);
+}
+
+RecordingWriter::RecordingWriter(UniqueFd fd, std::string path, WriterOptions options)
+    : fd_(std::move(fd)), path_(std::move(path)), options_(options) {
+  if (options_.compress) {
+    zstd_.reset(ZSTD_createCCtx());
+    if (!zstd_)
+      throw Error("cannot create a zstd compression context: out of memory");
+    ZSTD_CCtx_setParameter(zstd_.get(), ZSTD_c_compressionLevel, options_.zstd_level);
+  }
+}
+
+RecordingWriter RecordingWriter::create(const std::string& path, WriterOptions options) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd) {
+    throw Error(errno_message("cannot create " + path, errno) + ": choose a writable path with -o");
+  }
+  RecordingWriter writer(std::move(fd), path, options);
+  std::array<uint8_t, kFileHeaderSize> header{};
+  std::copy(kMagic.begin(), kMagic.end(), header.begin());
+  put_le16(&header[8], kVersionMajor);
+  put_le16(&header[10], kVersionMinor);
+  writer.write_all(header.data(), header.size());
+  return writer;
+}
+
+void RecordingWriter::write_all(const void* data, size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd_.get(), p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int err = errno;
+      std::string hint = (err == ENOSPC || err == EDQUOT)
+                             ? ": the recording so far is intact; free space or use -o elsewhere"
+                             : "";
+      throw Error(errno_message("writing " + path_, err) + hint);
+    }
+    p += n;
+    size -= n;
+    bytes_written_ += n;
+  }
+}
+
+void RecordingWriter::write_frame(FrameKind kind, const void* data, size_t size) {
+  FrameHeader h;
+  h.kind = static_cast<uint16_t>(kind);
+  h.raw_size = static_cast<uint32_t>(size);
+  const void* payload = data;
+  size_t stored = size;
+  if (zstd_) {
+    compressed_.resize(ZSTD_compressBound(size));
+    size_t n = ZSTD_compress2(zstd_.get(), compressed_.data(), compressed_.size(), data, size);
+    if (ZSTD_isError(n))
+      throw Error(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+    // Incompressible payloads are stored raw; the flag tells the reader.
+    if (n < size) {
+      payload = compressed_.data();
+      stored = n;
+      h.flags |= kFrameZstd;
+    }
+  }
+  if (size > kMaxFrameBytes)
+    throw Error("internal: frame of " + std::to_string(size) + " bytes");
+  h.stored_size = static_cast<uint32_t>(stored);
+  auto bytes = encode_frame_header(h);
+  h.crc = crc32c(crc32c(0, bytes.data(), 12), payload, stored);
+  bytes = encode_frame_header(h);
+  write_all(bytes.data(), bytes.size());
+  write_all(payload, stored);
+}
+
+void RecordingWriter::write_message(FrameKind kind, capnp::MessageBuilder& message) {
+  auto words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  write_frame(kind, bytes.begin(), bytes.size());
+}
+
+void RecordingWriter::write(const RecordingInfo& info) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::RecordingInfo>();
+  b.setWriterVersion(text(info.writer_version));
+  b.setHostname(text(info.hostname));
+  b.setKernelRelease(text(info.kernel_release));
+  b.setMachine(text(info.machine));
+  set_texts(b.initCommandLine(info.command_line.size()), info.command_line);
+  b.setEvent(text(info.event));
+  b.setSampleFrequency(info.sample_frequency);
+  b.setSamplePeriod(info.sample_period);
+  b.setStartRealtimeNs(info.start_realtime_ns);
+  b.setStartMonotonicNs(info.start_monotonic_ns);
+  b.setCpuCount(info.cpu_count);
+  b.setTransport(text(info.transport));
+  write_message(FrameKind::kRecordingInfo, message);
+}
+
+void RecordingWriter::write(const std::vector<KernelSymbol>& symbols) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::KernelSymbols>();
+  std::vector<std::string> modules = {""};
+  auto addresses = b.initAddresses(symbols.size());
+  auto names = b.initNames(symbols.size());
+  auto module_index = b.initModuleIndex(symbols.size());
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    const auto& s = symbols[i];
+    addresses.set(i, s.address);
+    names.set(i, text(s.name));
+    // kallsyms lists each module's symbols together: a linear search from
+    // the back almost always hits on the first compare.
+    size_t m = modules.size();
+    while (m-- > 0 && modules[m] != s.module) {
+    }
+    if (m == static_cast<size_t>(-1)) {
+      m = modules.size();
+      modules.push_back(s.module);
+    }
+    if (m > UINT16_MAX)
+      throw Error("more than 65535 kernel modules in kallsyms");
+    module_index.set(i, static_cast<uint16_t>(m));
+  }
+  set_texts(b.initModules(modules.size()), modules);
+  write_message(FrameKind::kKernelSymbols, message);
+}
+
+void RecordingWriter::write(const ProcessInfo& process) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::Process>();
+  b.setPid(process.pid);
+  b.setComm(text(process.comm));
+  b.setCapturedAtNs(process.captured_at_ns);
+  auto mappings = b.initMappings(process.mappings.size());
+  for (size_t i = 0; i < process.mappings.size(); ++i) {
+    const auto& m = process.mappings[i];
+    auto mb = mappings[i];
+    mb.setStart(m.start);
+    mb.setEnd(m.end);
+    mb.setFileOffset(m.file_offset);
+    mb.setPath(text(m.path));
+  }
+  b.setMapsError(text(process.maps_error));
+  write_message(FrameKind::kProcess, message);
+}
+
+void RecordingWriter::write(const SampleBatch& batch) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::SampleBatch>();
+  b.setFirstStackId(batch.first_stack_id);
+  auto stacks = b.initStacks(batch.stacks.size());
+  for (size_t i = 0; i < batch.stacks.size(); ++i) {
+    set_all(stacks[i].initKernel(batch.stacks[i].kernel.size()), batch.stacks[i].kernel);
+    set_all(stacks[i].initUser(batch.stacks[i].user.size()), batch.stacks[i].user);
+  }
+  b.setFirstCommId(batch.first_comm_id);
+  set_texts(b.initComms(batch.comms.size()), batch.comms);
+
+  const auto& samples = batch.samples;
+  const size_t n = samples.size();
+  uint64_t base = n ? samples[0].time_ns : 0;
+  b.setBaseTimeNs(base);
+  auto delta = b.initTimeDeltaNs(n);
+  auto pid = b.initPid(n);
+  auto tid = b.initTid(n);
+  auto cpu = b.initCpu(n);
+  auto stack_id = b.initStackId(n);
+  auto comm_id = b.initCommId(n);
+  uint64_t previous = base;
+  for (size_t i = 0; i < n; ++i) {
+    // Ring-buffer order is commit order, so times can step back slightly
+    // across CPUs: deltas are signed.
+    delta.set(i, static_cast<int64_t>(samples[i].time_ns - previous));
+    previous = samples[i].time_ns;
+    pid.set(i, samples[i].pid);
+    tid.set(i, samples[i].tid);
+    cpu.set(i, samples[i].cpu);
+    stack_id.set(i, samples[i].stack_id);
+    comm_id.set(i, samples[i].comm_id);
+  }
+  write_message(FrameKind::kSampleBatch, message);
+}
+
+void RecordingWriter::write(const RecordingEnd& end) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::RecordingEnd>();
+  b.setEndMonotonicNs(end.end_monotonic_ns);
+  auto causes = b.initLossCauses(end.losses.size());
+  auto counts = b.initLossCounts(end.losses.size());
+  for (size_t i = 0; i < end.losses.size(); ++i) {
+    causes.set(i, text(end.losses[i].cause));
+    counts.set(i, end.losses[i].count);
+  }
+  write_message(FrameKind::kRecordingEnd, message);
+}
+
+void RecordingWriter::close() {
+  if (fd_ && ::close(fd_.release()) != 0)
+    throw_errno("closing " + path_, errno);
+}
+
+}  // namespace ebprof::format

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "format/recording.h"
+
+struct ZSTD_CCtx_s;
+namespace capnp {
+class MessageBuilder;
+}
+
+namespace ebprof::format {
+
+enum class FrameKind : uint16_t;
+
+struct WriterOptions {
+  bool compress = true;  // zstd each frame
+  int zstd_level = 3;
+};
+
+// Appends frames to a recording. Every write() is one self-contained frame
+// that reaches the kernel before write() returns, so a recorder killed at any
+// point leaves a file readable up to its last complete frame.
+class RecordingWriter {
+ public:
+  // Creates `path` (replacing it) and writes the file header.
+  static RecordingWriter create(const std::string& path, WriterOptions options = {});
+
+  void write(const RecordingInfo& info);
+  void write(const std::vector<KernelSymbol>& symbols);
+  void write(const ProcessInfo& process);
+  void write(const SampleBatch& batch);
+  void write(const RecordingEnd& end);
+
+  // Flushes nothing (there is no buffer) but reports a failed close.
+  void close();
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  struct ZstdFree {
+    void operator()(ZSTD_CCtx_s* ctx) const;
+  };
+  RecordingWriter(UniqueFd fd, std::string path, WriterOptions options);
+  void write_message(FrameKind kind, capnp::MessageBuilder& message);
+  void write_frame(FrameKind kind, const void* data, size_t size);
+  void write_all(const void* data, size_t size);
+
+  UniqueFd fd_;
+  std::string path_;
+  WriterOptions options_;
+  std::unique_ptr<ZSTD_CCtx_s, ZstdFree> zstd_;
+  std::vector<uint8_t> compressed_;
+  uint64_t bytes_written_ = 0;
+};
+
+}  // namespace ebprof::format

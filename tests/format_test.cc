@@ -1,0 +1,246 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+#include "common/error.h"
+#include "format/reader.h"
+#include "format/writer.h"
+
+namespace ebprof::format {
+namespace {
+
+struct Collected : RecordingVisitor {
+  std::optional<RecordingInfo> info;
+  std::vector<KernelSymbol> kernel_symbols;
+  std::vector<ProcessInfo> processes;
+  std::vector<SampleBatch> batches;
+  std::optional<RecordingEnd> end;
+
+  void on_info(RecordingInfo&& i) override { info = std::move(i); }
+  void on_kernel_symbols(std::vector<KernelSymbol>&& s) override { kernel_symbols = std::move(s); }
+  void on_process(ProcessInfo&& p) override { processes.push_back(std::move(p)); }
+  void on_samples(SampleBatch&& b) override { batches.push_back(std::move(b)); }
+  void on_end(RecordingEnd&& e) override { end = std::move(e); }
+};
+
+std::string temp_file(const std::string& name) {
+  return (std::filesystem::path(testing::TempDir()) / name).string();
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+RecordingInfo make_info() {
+  RecordingInfo info;
+  info.writer_version = "0.1.0";
+  info.hostname = "host";
+  info.kernel_release = "6.1.0";
+  info.machine = "x86_64";
+  info.command_line = {"ebprof-record", "-F", "99"};
+  info.event = "cpu-clock";
+  info.sample_frequency = 99;
+  info.start_realtime_ns = 1'700'000'000'000'000'000;
+  info.start_monotonic_ns = 5'000'000'000;
+  info.cpu_count = 2;
+  info.transport = "ringbuf";
+  return info;
+}
+
+SampleBatch first_batch() {
+  SampleBatch b;
+  b.stacks = {Stack{{0xffffffff81000010, 0xffffffff81000200}, {0x401000, 0x402000}},
+              Stack{{}, {0x401010}}};
+  b.comms = {"hotcold"};
+  // The second sample is older than the first: ring-buffer order across CPUs.
+  b.samples = {Sample{5'000'000'100, 10, 11, 0, 0, 0}, Sample{5'000'000'050, 10, 12, 1, 1, 0},
+               Sample{5'000'010'000, 10, 11, 1, 0, 0}};
+  return b;
+}
+
+SampleBatch second_batch() {
+  SampleBatch b;
+  b.first_stack_id = 2;
+  b.first_comm_id = 1;
+  b.stacks = {Stack{{}, {0x7f0000001000}}};
+  b.comms = {"worker"};
+  b.samples = {Sample{6'000'000'000, 20, 20, 1, 2, 1}, Sample{6'000'000'001, 10, 11, 0, 0, 0}};
+  return b;
+}
+
+void write_recording(const std::string& path, bool compress, const SampleBatch& second) {
+  auto w = RecordingWriter::create(path, {.compress = compress});
+  w.write(make_info());
+  w.write(std::vector<KernelSymbol>{{0xffffffff81000000, "_stext", ""},
+                                    {0xffffffff81000100, "do_thing", ""},
+                                    {0xffffffffc0000000, "ext4_read", "ext4"}});
+  w.write(ProcessInfo{10,
+                      "hotcold",
+                      5'000'000'000,
+                      {Mapping{0x400000, 0x403000, 0x1000, "/usr/bin/hot cold"}},
+                      ""});
+  w.write(first_batch());
+  w.write(ProcessInfo{20, "worker", 5'500'000'000, {}, "process exited before its maps were read"});
+  w.write(second);
+  w.write(RecordingEnd{7'000'000'000, {{"ring buffer full", 3}, {"user stack unreadable", 0}}});
+  w.close();
+}
+
+class RoundTrip : public testing::TestWithParam<bool> {};
+
+TEST_P(RoundTrip, EveryFrameKindReadsBackAsWritten) {
+  std::string path = temp_file("roundtrip.data");
+  write_recording(path, GetParam(), second_batch());
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_TRUE(r.complete) << r.warning;
+  EXPECT_EQ(r.frames, 7u);
+
+  ASSERT_TRUE(c.info);
+  EXPECT_EQ(c.info->command_line, make_info().command_line);
+  EXPECT_EQ(c.info->start_realtime_ns, make_info().start_realtime_ns);
+  EXPECT_EQ(c.info->transport, "ringbuf");
+  ASSERT_EQ(c.kernel_symbols.size(), 3u);
+  EXPECT_EQ(c.kernel_symbols[2].module, "ext4");
+  EXPECT_EQ(c.kernel_symbols[1].name, "do_thing");
+  ASSERT_EQ(c.processes.size(), 2u);
+  EXPECT_EQ(c.processes[0].mappings[0].path, "/usr/bin/hot cold");
+  EXPECT_EQ(c.processes[0].mappings[0].file_offset, 0x1000u);
+  EXPECT_EQ(c.processes[1].maps_error, "process exited before its maps were read");
+
+  ASSERT_EQ(c.batches.size(), 2u);
+  const SampleBatch& b = c.batches[0];
+  EXPECT_EQ(b.stacks, first_batch().stacks);
+  EXPECT_EQ(b.comms, first_batch().comms);
+  ASSERT_EQ(b.samples.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(b.samples[i].time_ns, first_batch().samples[i].time_ns);
+    EXPECT_EQ(b.samples[i].tid, first_batch().samples[i].tid);
+    EXPECT_EQ(b.samples[i].cpu, first_batch().samples[i].cpu);
+    EXPECT_EQ(b.samples[i].stack_id, first_batch().samples[i].stack_id);
+  }
+  EXPECT_EQ(c.batches[1].samples[0].comm_id, 1u);
+  ASSERT_TRUE(c.end);
+  EXPECT_EQ(c.end->losses[0].cause, "ring buffer full");
+  EXPECT_EQ(c.end->losses[0].count, 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compression, RoundTrip, testing::Values(true, false),
+                         [](const auto& p) { return p.param ? "zstd" : "raw"; });
+
+std::string error_of(const std::string& path) {
+  Collected c;
+  try {
+    read_recording(path, c);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Reader, RejectsFilesItCannotUseWithOneClearLine) {
+  EXPECT_NE(error_of(temp_file("does-not-exist")).find("cannot open"), std::string::npos);
+
+  std::string empty = temp_file("empty.data");
+  write_bytes(empty, "");
+  EXPECT_NE(error_of(empty).find("is empty"), std::string::npos);
+
+  std::string foreign = temp_file("foreign.data");
+  write_bytes(foreign, "PERFILE2 this is a perf.data file, not ours");
+  EXPECT_NE(error_of(foreign).find("not an ebprof recording"), std::string::npos);
+
+  std::string newer = temp_file("newer.data");
+  write_recording(newer, true, second_batch());
+  std::string bytes = read_bytes(newer);
+  bytes[8] = 2;  // major version 2
+  write_bytes(newer, bytes);
+  std::string message = error_of(newer);
+  EXPECT_NE(message.find("format version 2.0, newer"), std::string::npos) << message;
+  for (const std::string& m : {error_of(empty), error_of(foreign), message})
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+// A recorder killed mid-write leaves a prefix of a valid file: every prefix
+// must read up to its last complete frame, and say so.
+TEST(Reader, EveryTruncationReadsTheCompleteFramesBeforeIt) {
+  std::string full_path = temp_file("full.data");
+  write_recording(full_path, false, second_batch());
+  const std::string full = read_bytes(full_path);
+
+  // Frame boundaries, from reading each prefix that ends on one.
+  std::string cut = temp_file("cut.data");
+  uint64_t last_frames = 0;
+  for (size_t size = 0; size < full.size(); ++size) {
+    write_bytes(cut, full.substr(0, size));
+    Collected c;
+    try {
+      ReadResult r = read_recording(cut, c);
+      EXPECT_GE(r.frames, last_frames) << "cut at " << size;
+      EXPECT_GE(r.frames, 1u);
+      if (!r.complete) {
+        EXPECT_NE(r.warning.find("cut short"), std::string::npos) << r.warning;
+      }
+      EXPECT_FALSE(c.end) << "cut at " << size;
+      last_frames = r.frames;
+    } catch (const Error& e) {
+      // Only a file without one whole frame is unusable.
+      EXPECT_EQ(last_frames, 0u) << "cut at " << size << ": " << e.what();
+    }
+  }
+  EXPECT_EQ(last_frames, 6u);
+}
+
+TEST(Reader, DamagedByteStopsReadingWithAWarningNeverACrash) {
+  std::string path = temp_file("flip.data");
+  for (bool compress : {false, true}) {
+    write_recording(path, compress, second_batch());
+    const std::string good = read_bytes(path);
+    // Bytes 12..15 of the file header are reserved and not checked.
+    for (size_t i = 16; i < good.size(); ++i) {
+      std::string bad = good;
+      bad[i] ^= 0x5a;
+      write_bytes(path, bad);
+      Collected c;
+      try {
+        ReadResult r = read_recording(path, c);
+        EXPECT_FALSE(r.complete) << "byte " << i;
+        EXPECT_FALSE(r.warning.empty());
+      } catch (const Error&) {
+        // Damage inside the first frame makes the file unusable: fine.
+      }
+    }
+  }
+}
+
+TEST(Reader, SampleReferringToAnUndefinedStackIsDamage) {
+  std::string path = temp_file("badid.data");
+  SampleBatch bad = second_batch();
+  bad.samples[0].stack_id = 99;
+  write_recording(path, true, bad);
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.warning.find("never defines"), std::string::npos) << r.warning;
+  EXPECT_EQ(c.batches.size(), 1u);
+}
+
+TEST(Writer, UnwritablePathIsOneClearError) {
+  try {
+    RecordingWriter::create("/nonexistent-dir/x.data");
+    FAIL() << "created a file in a missing directory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create /nonexistent-dir/x.data"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ebprof::format
