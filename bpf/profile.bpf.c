@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Stack sampler: on every perf event, copy the kernel and user stacks of the
+ * interrupted task into one ring-buffer record. No BPF stack map is used:
+ * STACK_TRACE maps drop stacks on hash collisions, and interning is cheaper
+ * and lossless in user space. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "profile.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the recorder before load. */
+const volatile bool filter_tgid = false;
+/* Ring-buffer fill level, in bytes, above which the reader is woken. Below it
+ * records are committed silently and picked up by the reader's periodic
+ * poll, which saves a wakeup per sample. */
+const volatile unsigned long long wakeup_bytes = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized by the recorder */
+} events SEC(".maps");
+
+/* Processes to sample when filter_tgid is set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_tgids SEC(".maps");
+
+/* A sample is 2 KiB at most: too big for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebprof_sample);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EBPROF_LOSS_CAUSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+static __always_inline void count_loss(__u32 cause)
+{
+	__u64 *n = bpf_map_lookup_elem(&losses, &cause);
+
+	if (n)
+		*n += 1; /* per-CPU slot: no atomic needed */
+}
+
+SEC("perf_event")
+int sample_stack(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u32 zero = 0;
+	struct ebprof_sample *s;
+	long kbytes, ubytes;
+	__u32 nk = 0, nu = 0;
+	__u64 size, flags = BPF_RB_NO_WAKEUP;
+
+	if (filter_tgid && !bpf_map_lookup_elem(&target_tgids, &tgid))
+		return 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+
+	s->time_ns = bpf_ktime_get_ns();
+	s->tgid = tgid;
+	s->tid = (__u32)id;
+	s->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);
+	if (kbytes > 0)
+		nk = kbytes / sizeof(__u64);
+	else if (kbytes < 0)
+		count_loss(EBPROF_LOSS_KERNEL_STACK);
+	/* A no-op at run time (nk <= 127); it proves to the verifier that the
+	 * user stack below stays inside ips. */
+	nk &= 0x7f;
+
+	/* Kernel threads have no user stack; asking would only fail. */
+	if (tgid != 0) {
+		ubytes = bpf_get_stack(ctx, &s->ips[nk], EBPROF_MAX_FRAMES * sizeof(__u64),
+				       BPF_F_USER_STACK);
+		if (ubytes > 0)
+			nu = ubytes / sizeof(__u64);
+		else if (ubytes < 0)
+			count_loss(EBPROF_LOSS_USER_STACK);
+	}
+	nu &= 0x7f;
+
+	s->kernel_frames = nk;
+	s->user_frames = nu;
+	size = EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64);
+
+	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, s, size, flags))
+		count_loss(EBPROF_LOSS_RINGBUF_FULL);
+	return 0;
+}

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ebprof::record {
+
+struct RecordOptions {
+  std::string output = "ebprof.data";
+  uint64_t frequency = 99;
+  bool all_cpus = false;  // -a: explicit system-wide, also with a command
+  std::vector<uint32_t> pids;
+  double duration_s = 0;  // 0: until the command exits or a signal
+  std::vector<std::string> command;
+  bool compress = true;
+  std::vector<std::string> argv;  // ebprof-record's own, for the file header
+};
+
+}  // namespace ebprof::record

@@ -1,0 +1,45 @@
+#include "record/proc_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/error.h"
+#include "common/unique_fd.h"
+
+namespace ebprof::record {
+
+int try_read_proc_file(const std::string& path, std::string& out) {
+  out.clear();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    return errno;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errno;
+    if (n == 0)
+      return 0;
+    out.append(buf, n);
+  }
+}
+
+std::string read_proc_file(const std::string& path) {
+  std::string out;
+  if (int err = try_read_proc_file(path, out))
+    throw_errno("reading " + path, err);
+  return out;
+}
+
+std::string_view take_line(std::string_view& text) {
+  size_t eol = text.find('\n');
+  std::string_view line = text.substr(0, eol);
+  text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+  return line;
+}
+
+}  // namespace ebprof::record

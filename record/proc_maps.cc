@@ -1,0 +1,84 @@
+#include "record/proc_maps.h"
+
+#include <charconv>
+#include <cstring>
+#include <string>
+
+#include "record/proc_file.h"
+
+namespace ebprof::record {
+namespace {
+
+// Consumes a hex number from the front of `s`.
+bool take_hex(std::string_view& s, uint64_t& value) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
+  if (ec != std::errc())
+    return false;
+  s.remove_prefix(end - s.data());
+  return true;
+}
+
+// Consumes a space-delimited field from the front of `s`.
+std::string_view take_field(std::string_view& s) {
+  size_t start = s.find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    s = {};
+    return {};
+  }
+  s.remove_prefix(start);
+  size_t end = s.find(' ');
+  std::string_view field = s.substr(0, end);
+  s.remove_prefix(end == std::string_view::npos ? s.size() : end);
+  return field;
+}
+
+}  // namespace
+
+std::vector<format::Mapping> parse_proc_maps(std::string_view text) {
+  std::vector<format::Mapping> out;
+  while (!text.empty()) {
+    std::string_view line = take_line(text);
+
+    // start-end perms offset dev inode [path]; the path may contain spaces.
+    format::Mapping m;
+    if (!take_hex(line, m.start) || line.empty() || line[0] != '-')
+      continue;
+    line.remove_prefix(1);
+    if (!take_hex(line, m.end))
+      continue;
+    std::string_view perms = take_field(line);
+    std::string_view offset = take_field(line);
+    take_field(line);  // dev
+    take_field(line);  // inode
+    if (perms.size() < 3 || perms[2] != 'x' || !take_hex(offset, m.file_offset))
+      continue;
+    size_t path_start = line.find_first_not_of(' ');
+    if (path_start != std::string_view::npos)
+      m.path = std::string(line.substr(path_start));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns) {
+  format::ProcessInfo p;
+  p.pid = pid;
+  p.captured_at_ns = now_ns;
+  const std::string dir = "/proc/" + std::to_string(pid);
+  std::string text;
+  if (try_read_proc_file(dir + "/comm", text) == 0) {
+    while (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    p.comm = text;
+  }
+  if (int err = try_read_proc_file(dir + "/maps", text)) {
+    p.maps_error = err == ENOENT || err == ESRCH
+                       ? "process exited before its maps were read"
+                       : "cannot read " + dir + "/maps: " + std::strerror(err);
+    return p;
+  }
+  p.mappings = parse_proc_maps(text);
+  return p;
+}
+
+}  // namespace ebprof::record

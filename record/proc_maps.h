@@ -1,0 +1,20 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "format/recording.h"
+
+namespace ebprof::record {
+
+// Executable mappings of /proc/PID/maps-formatted `text`, in file order
+// (ascending). Only executable mappings can hold a sampled instruction
+// pointer, so the others are not kept.
+std::vector<format::Mapping> parse_proc_maps(std::string_view text);
+
+// comm and executable mappings of process `pid` as /proc shows them now. When
+// they cannot be read (the process exited, permissions), maps_error says why.
+format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns);
+
+}  // namespace ebprof::record

@@ -1,0 +1,43 @@
+#include "record/process_tracker.h"
+
+#include <algorithm>
+
+namespace ebprof::record {
+namespace {
+
+bool covered(const std::vector<format::Mapping>& mappings, uint64_t ip) {
+  auto it = std::upper_bound(mappings.begin(), mappings.end(), ip,
+                             [](uint64_t a, const format::Mapping& m) { return a < m.start; });
+  return it != mappings.begin() && ip < std::prev(it)->end;
+}
+
+}  // namespace
+
+format::ProcessInfo ProcessTracker::capture(uint32_t pid, Known& known, uint64_t now_ns) {
+  format::ProcessInfo info = reader_(pid, now_ns);
+  known.mappings = info.mappings;
+  std::sort(known.mappings.begin(), known.mappings.end(),
+            [](const auto& a, const auto& b) { return a.start < b.start; });
+  known.read_at_ns = now_ns;
+  return info;
+}
+
+std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
+                                                           std::span<const uint64_t> user,
+                                                           bool new_stack, uint64_t now_ns) {
+  if (pid == 0)
+    return std::nullopt;  // the idle task has no process to read
+  auto [it, inserted] = known_.try_emplace(pid);
+  if (inserted)
+    return capture(pid, it->second, now_ns);
+  if (!new_stack)
+    return std::nullopt;
+  Known& known = it->second;
+  bool missing = std::any_of(user.begin(), user.end(),
+                             [&](uint64_t ip) { return !covered(known.mappings, ip); });
+  if (!missing || now_ns < known.read_at_ns + kRereadIntervalNs)
+    return std::nullopt;
+  return capture(pid, known, now_ns);
+}
+
+}  // namespace ebprof::record

@@ -1,0 +1,55 @@
+#include "record/recorder.h"
+
+#include "record/host_info.h"
+#include "record/sample_decoder.h"
+
+namespace ebprof::record {
+
+Recorder::Recorder(format::RecordingWriter& writer, ProcessTracker::Reader read_process)
+    : writer_(writer), tracker_(std::move(read_process)) {}
+
+uint32_t Recorder::intern_comm(std::string_view comm) {
+  auto [it, inserted] =
+      comm_ids_.try_emplace(std::string(comm), static_cast<uint32_t>(comm_ids_.size()));
+  if (inserted)
+    batch_.comms.emplace_back(comm);
+  return it->second;
+}
+
+void Recorder::on_record(std::span<const std::byte> record) {
+  std::optional<RawSample> s = decode_sample(record);
+  if (!s) {
+    ++stats_.malformed;
+    return;
+  }
+  if (batch_.samples.empty())
+    batch_started_ns_ = monotonic_ns();
+
+  auto [stack_id, is_new] = interner_.intern(s->kernel, s->user);
+  if (is_new)
+    batch_.stacks.push_back(interner_.stack(stack_id));
+  if (auto process = tracker_.observe(s->tgid, s->user, is_new, s->time_ns)) {
+    writer_.write(*process);
+    ++stats_.processes;
+  }
+  batch_.samples.push_back(format::Sample{
+      s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm)});
+  ++stats_.samples;
+  if (batch_.samples.size() >= kMaxBatchSamples)
+    flush(0, true);
+}
+
+void Recorder::flush(uint64_t now_ns, bool force) {
+  if (batch_.samples.empty())
+    return;
+  if (!force && now_ns < batch_started_ns_ + kMaxBatchAgeNs)
+    return;
+  writer_.write(batch_);
+  batch_.first_stack_id = interner_.size();
+  batch_.first_comm_id = static_cast<uint32_t>(comm_ids_.size());
+  batch_.stacks.clear();
+  batch_.comms.clear();
+  batch_.samples.clear();
+}
+
+}  // namespace ebprof::record

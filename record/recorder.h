@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "format/writer.h"
+#include "record/process_tracker.h"
+#include "record/stack_interner.h"
+
+namespace ebprof::record {
+
+struct RecorderStats {
+  uint64_t samples = 0;
+  uint64_t malformed = 0;  // ring-buffer records that failed decoding
+  uint64_t processes = 0;  // process frames written
+};
+
+// Turns ring-buffer records into frames: interns stacks and comms, captures
+// process maps on first sight, and writes samples in batches. A batch is
+// written when it is full or a second old, which bounds both memory and what
+// a killed recorder can lose.
+class Recorder {
+ public:
+  static constexpr size_t kMaxBatchSamples = 16384;
+  static constexpr uint64_t kMaxBatchAgeNs = 1'000'000'000;
+
+  Recorder(format::RecordingWriter& writer, ProcessTracker::Reader read_process);
+
+  void on_record(std::span<const std::byte> record);
+  // Writes the pending batch if it is full or old enough (or if `force`).
+  void flush(uint64_t now_ns, bool force = false);
+
+  const RecorderStats& stats() const { return stats_; }
+  uint32_t stack_count() const { return interner_.size(); }
+
+ private:
+  uint32_t intern_comm(std::string_view comm);
+
+  format::RecordingWriter& writer_;
+  ProcessTracker tracker_;
+  StackInterner interner_;
+  std::unordered_map<std::string, uint32_t> comm_ids_;
+  format::SampleBatch batch_;
+  uint64_t batch_started_ns_ = 0;
+  RecorderStats stats_;
+};
+
+}  // namespace ebprof::record

@@ -1,0 +1,36 @@
+#include "record/sample_decoder.h"
+
+#include <cstddef>
+#include <cstring>
+
+#include "bpf/profile.h"
+
+namespace ebprof::record {
+
+static_assert(offsetof(ebprof_sample, ips) == EBPROF_SAMPLE_HEADER_SIZE);
+static_assert(sizeof(ebprof_sample::comm) == EBPROF_COMM_LEN);
+
+std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
+  if (bytes.size() < EBPROF_SAMPLE_HEADER_SIZE)
+    return std::nullopt;
+  ebprof_sample header;
+  std::memcpy(&header, bytes.data(), EBPROF_SAMPLE_HEADER_SIZE);
+  const size_t nk = header.kernel_frames, nu = header.user_frames;
+  if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES ||
+      bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t))
+    return std::nullopt;
+
+  RawSample s;
+  s.time_ns = header.time_ns;
+  s.tgid = header.tgid;
+  s.tid = header.tid;
+  s.cpu = header.cpu;
+  const char* comm = reinterpret_cast<const char*>(bytes.data()) + offsetof(ebprof_sample, comm);
+  s.comm = std::string_view(comm, strnlen(comm, EBPROF_COMM_LEN));
+  const auto* ips = reinterpret_cast<const uint64_t*>(bytes.data() + EBPROF_SAMPLE_HEADER_SIZE);
+  s.kernel = {ips, nk};
+  s.user = {ips + nk, nu};
+  return s;
+}
+
+}  // namespace ebprof::record

@@ -1,0 +1,151 @@
+#include "record/session.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <unistd.h>
+#include <cerrno>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "common/error.h"
+#include "format/writer.h"
+#include "record/bpf_sampler.h"
+#include "record/child_process.h"
+#include "record/host_info.h"
+#include "record/kallsyms.h"
+#include "record/perf_events.h"
+#include "record/proc_maps.h"
+#include "record/recorder.h"
+
+namespace ebprof::record {
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+// No SA_RESTART: the signal must interrupt the ring-buffer wait.
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool process_exists(uint32_t pid) {
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+// Everything that can be checked before BPF is loaded, so a typo costs
+// nothing and leaves no partial file behind.
+void check_options(const RecordOptions& o) {
+  if (o.frequency == 0)
+    throw Error("-F must be at least 1 Hz");
+  std::filesystem::path dir = std::filesystem::path(o.output).parent_path();
+  if (dir.empty())
+    dir = ".";
+  if (access(dir.c_str(), W_OK) != 0)
+    throw Error(errno_message("cannot write to directory " + dir.string(), errno) +
+                ": choose a writable path with -o");
+  if (o.duration_s < 0)
+    throw Error("--duration must not be negative");
+  for (uint32_t pid : o.pids)
+    if (pid == 0 || !process_exists(pid))
+      throw Error("no process with pid " + std::to_string(pid) + " (-p): check the pid with ps");
+}
+
+// Like perf: an existing recording is kept as FILE.old rather than lost.
+void keep_previous(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      rename(path.c_str(), (path + ".old").c_str()) != 0)
+    throw_errno("cannot move the existing " + path + " to " + path + ".old", errno);
+}
+
+void write_kernel_symbols(format::RecordingWriter& writer) {
+  std::vector<format::KernelSymbol> symbols = read_kallsyms();
+  if (kallsyms_hidden(symbols)) {
+    std::fprintf(stderr,
+                 "ebprof-record: warning: kernel addresses are hidden (kernel.kptr_restrict): "
+                 "kernel frames will be unnamed; record as root or set kernel.kptr_restrict=0\n");
+    symbols.clear();
+  }
+  writer.write(symbols);
+}
+
+}  // namespace
+
+void run_session(const RecordOptions& o) {
+  check_options(o);
+  const bool has_command = !o.command.empty();
+  const bool filter = !o.pids.empty() || (has_command && !o.all_cpus);
+  const std::vector<int> cpus = online_cpus();
+
+  std::unique_ptr<Recorder> recorder;
+  SamplerConfig config{o.frequency, cpus, filter, ring_bytes_for(o.frequency, cpus.size())};
+  // Records only arrive inside poll(), after `recorder` is set.
+  BpfSampler sampler(config, [&](std::span<const std::byte> r) { recorder->on_record(r); });
+  for (uint32_t pid : o.pids)
+    sampler.add_pid(pid);
+
+  keep_previous(o.output);
+  auto writer = format::RecordingWriter::create(o.output, {.compress = o.compress});
+  format::RecordingInfo info = describe_host();
+  info.command_line = o.argv;
+  info.event = "cpu-clock";
+  info.sample_frequency = o.frequency;
+  info.cpu_count = static_cast<uint32_t>(cpus.size());
+  info.transport = "ringbuf";
+  writer.write(info);
+  write_kernel_symbols(writer);
+  recorder = std::make_unique<Recorder>(writer, read_process);
+
+  install_stop_handlers();
+  std::optional<ChildProcess> child;
+  if (has_command) {
+    child.emplace(ChildProcess::start(o.command));
+    if (filter)
+      sampler.add_pid(static_cast<uint32_t>(child->pid()));
+  }
+
+  const uint64_t start_ns = monotonic_ns();
+  const uint64_t deadline_ns =
+      o.duration_s > 0 ? start_ns + static_cast<uint64_t>(o.duration_s * 1e9) : UINT64_MAX;
+  while (!g_stop_signal) {
+    sampler.poll(100);
+    uint64_t now = monotonic_ns();
+    recorder->flush(now);
+    if (now >= deadline_ns)
+      break;
+    if (child && child->try_wait())
+      break;
+    if (!o.pids.empty() && std::none_of(o.pids.begin(), o.pids.end(), process_exists))
+      break;
+  }
+  sampler.poll(0);  // what the kernel committed before we stopped
+  recorder->flush(0, true);
+  std::vector<format::LossCount> losses = sampler.losses();
+  writer.write(format::RecordingEnd{monotonic_ns(), losses});
+  writer.close();
+
+  uint64_t lost = 0;
+  for (const auto& l : losses)
+    lost += l.count;
+  const RecorderStats& st = recorder->stats();
+  std::fprintf(stderr,
+               "[ ebprof-record: wrote %.3f MB to %s (%llu samples, %u stacks, %llu processes, "
+               "%llu lost) ]\n",
+               writer.bytes_written() / 1e6, o.output.c_str(),
+               static_cast<unsigned long long>(st.samples), recorder->stack_count(),
+               static_cast<unsigned long long>(st.processes),
+               static_cast<unsigned long long>(lost));
+}
+
+}  // namespace ebprof::record

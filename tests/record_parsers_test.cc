@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "record/kallsyms.h"
+#include "record/perf_events.h"
+#include "record/proc_maps.h"
+
+namespace ebprof::record {
+namespace {
+
+TEST(Kallsyms, KeepsTextSymbolsSortedWithTheirModules) {
+  auto syms = parse_kallsyms(
+      "ffffffffc0a01000 t ext4_readpage\t[ext4]\n"
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81e00000 D some_data\n"
+      "ffffffff81000100 W weak_fn\n"
+      "garbage line\n"
+      "ffffffff81000080 t local_fn");  // no trailing newline
+  ASSERT_EQ(syms.size(), 4u);
+  EXPECT_EQ(syms[0].name, "_stext");
+  EXPECT_EQ(syms[1].address, 0xffffffff81000080u);
+  EXPECT_EQ(syms[2].name, "weak_fn");
+  EXPECT_EQ(syms[3].name, "ext4_readpage");
+  EXPECT_EQ(syms[3].module, "ext4");
+  EXPECT_EQ(syms[0].module, "");
+  EXPECT_FALSE(kallsyms_hidden(syms));
+}
+
+TEST(Kallsyms, AllZeroAddressesMeanHidden) {
+  auto syms = parse_kallsyms("0000000000000000 T _stext\n0000000000000000 t foo\n");
+  EXPECT_TRUE(kallsyms_hidden(syms));
+}
+
+TEST(ProcMaps, KeepsExecutableMappingsWithOffsetsAndPaths) {
+  auto maps = parse_proc_maps(
+      "55d4c5a00000-55d4c5a01000 r--p 00000000 fd:01 1234    /usr/bin/prog\n"
+      "55d4c5a01000-55d4c5a02000 r-xp 00001000 fd:01 1234    /usr/bin/prog\n"
+      "7f0000000000-7f0000100000 r-xp 00028000 fd:01 99      /opt/my app/lib x.so\n"
+      "7f0000200000-7f0000201000 r-xp 00000000 00:00 0       \n"
+      "7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0       [vdso]\n"
+      "7f0000300000-7f0000301000 r-xp 00000000 fd:01 7       /tmp/gone (deleted)\n"
+      "not a maps line\n");
+  ASSERT_EQ(maps.size(), 5u);
+  EXPECT_EQ(maps[0].start, 0x55d4c5a01000u);
+  EXPECT_EQ(maps[0].end, 0x55d4c5a02000u);
+  EXPECT_EQ(maps[0].file_offset, 0x1000u);
+  EXPECT_EQ(maps[0].path, "/usr/bin/prog");
+  EXPECT_EQ(maps[1].path, "/opt/my app/lib x.so");
+  EXPECT_EQ(maps[1].file_offset, 0x28000u);
+  EXPECT_EQ(maps[2].path, "");
+  EXPECT_EQ(maps[3].path, "[vdso]");
+  EXPECT_EQ(maps[4].path, "/tmp/gone (deleted)");
+}
+
+TEST(ProcMaps, ReadsThisProcessAndExplainsAMissingOne) {
+  auto self = read_process(static_cast<uint32_t>(getpid()), 1);
+  EXPECT_TRUE(self.maps_error.empty());
+  EXPECT_FALSE(self.mappings.empty());
+  EXPECT_FALSE(self.comm.empty());
+  auto gone = read_process(0x3fffffff, 1);  // above pid_max: cannot exist
+  EXPECT_TRUE(gone.mappings.empty());
+  EXPECT_EQ(gone.maps_error, "process exited before its maps were read");
+}
+
+TEST(CpuList, ParsesRangesAndRejectsGarbage) {
+  EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list("0"), (std::vector<int>{0}));
+  EXPECT_THROW(parse_cpu_list("3-1"), Error);
+  EXPECT_THROW(parse_cpu_list("a"), Error);
+  EXPECT_THROW(parse_cpu_list(""), Error);
+  EXPECT_FALSE(online_cpus().empty());
+}
+
+}  // namespace
+}  // namespace ebprof::record

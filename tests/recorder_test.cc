@@ -1,0 +1,154 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "bpf/profile.h"
+#include "format/reader.h"
+#include "record/process_tracker.h"
+#include "record/recorder.h"
+#include "record/sample_decoder.h"
+#include "record/stack_interner.h"
+
+namespace ebprof::record {
+namespace {
+
+// Builds the bytes the BPF program would send, 8-byte aligned like the ring.
+std::vector<uint64_t> raw_record(uint32_t tgid, uint32_t tid, const char* comm,
+                                 std::vector<uint64_t> kernel, std::vector<uint64_t> user,
+                                 uint64_t time_ns = 1000) {
+  ebprof_sample s{};
+  s.time_ns = time_ns;
+  s.tgid = tgid;
+  s.tid = tid;
+  s.cpu = 1;
+  s.kernel_frames = static_cast<unsigned short>(kernel.size());
+  s.user_frames = static_cast<unsigned short>(user.size());
+  std::memcpy(s.comm, comm, std::min(std::strlen(comm), sizeof s.comm - 1));
+  std::copy(kernel.begin(), kernel.end(), s.ips);
+  std::copy(user.begin(), user.end(), s.ips + kernel.size());
+  size_t bytes = EBPROF_SAMPLE_HEADER_SIZE + (kernel.size() + user.size()) * 8;
+  std::vector<uint64_t> out(bytes / 8);
+  std::memcpy(out.data(), &s, bytes);
+  return out;
+}
+
+std::span<const std::byte> bytes_of(const std::vector<uint64_t>& words) {
+  return std::as_bytes(std::span(words));
+}
+
+TEST(SampleDecoder, DecodesFieldsAndStacksInPlace) {
+  auto rec = raw_record(42, 43, "worker-thread-name-too-long", {0xa, 0xb}, {0x1, 0x2, 0x3});
+  auto s = decode_sample(bytes_of(rec));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->tgid, 42u);
+  EXPECT_EQ(s->tid, 43u);
+  EXPECT_EQ(s->comm, "worker-thread-n");  // 15 chars + NUL in the kernel
+  EXPECT_EQ(std::vector<uint64_t>(s->kernel.begin(), s->kernel.end()),
+            (std::vector<uint64_t>{0xa, 0xb}));
+  EXPECT_EQ(std::vector<uint64_t>(s->user.begin(), s->user.end()),
+            (std::vector<uint64_t>{0x1, 0x2, 0x3}));
+}
+
+TEST(SampleDecoder, RejectsRecordsWhoseCountsDoNotFit) {
+  auto rec = raw_record(1, 1, "x", {0xa}, {0x1});
+  auto bytes = bytes_of(rec);
+  EXPECT_FALSE(decode_sample(bytes.first(bytes.size() - 8)));  // a frame short
+  EXPECT_FALSE(decode_sample(bytes.first(EBPROF_SAMPLE_HEADER_SIZE - 1)));
+  auto huge = rec;
+  reinterpret_cast<ebprof_sample*>(huge.data())->user_frames = EBPROF_MAX_FRAMES + 1;
+  EXPECT_FALSE(decode_sample(bytes_of(huge)));
+}
+
+TEST(StackInterner, SameStackSameIdAndHalvesAreDistinct) {
+  StackInterner interner;
+  std::vector<uint64_t> a = {1, 2, 3}, b = {4};
+  auto first = interner.intern(a, b);
+  EXPECT_TRUE(first.is_new);
+  auto again = interner.intern(a, b);
+  EXPECT_FALSE(again.is_new);
+  EXPECT_EQ(again.id, first.id);
+  // The same frames split differently between kernel and user differ.
+  std::vector<uint64_t> a2 = {1, 2}, b2 = {3, 4};
+  EXPECT_NE(interner.intern(a2, b2).id, first.id);
+  EXPECT_EQ(interner.size(), 2u);
+  EXPECT_EQ(interner.stack(first.id).user, b);
+}
+
+TEST(StackInterner, ManyDistinctStacksNeverMerge) {
+  StackInterner interner;
+  for (uint64_t i = 0; i < 50000; ++i) {
+    std::vector<uint64_t> user = {i, i * 7};
+    EXPECT_EQ(interner.intern({}, user).id, i);
+  }
+  EXPECT_EQ(interner.size(), 50000u);
+}
+
+TEST(ProcessTracker, CapturesOnFirstSightAndAgainForUnmappedAddresses) {
+  int reads = 0;
+  ProcessTracker tracker([&](uint32_t pid, uint64_t now) {
+    ++reads;
+    format::ProcessInfo p;
+    p.pid = pid;
+    p.captured_at_ns = now;
+    p.mappings = {{0x1000, 0x2000, 0, "/bin/a"}};
+    if (reads > 1)
+      p.mappings.push_back({0x9000, 0xa000, 0, "/lib/dlopened.so"});
+    return p;
+  });
+  std::vector<uint64_t> inside = {0x1100}, outside = {0x9100};
+  EXPECT_TRUE(tracker.observe(7, inside, true, 0));
+  EXPECT_FALSE(tracker.observe(7, inside, true, 1));
+  EXPECT_FALSE(tracker.observe(0, inside, true, 1));  // idle: nothing to read
+  // Too soon after the last read: rate-limited.
+  EXPECT_FALSE(tracker.observe(7, outside, true, 1000));
+  auto again = tracker.observe(7, outside, true, ProcessTracker::kRereadIntervalNs + 1);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->mappings.size(), 2u);
+  EXPECT_FALSE(tracker.observe(7, outside, true, 3 * ProcessTracker::kRereadIntervalNs));
+  EXPECT_EQ(reads, 2);
+}
+
+struct Count : format::RecordingVisitor {
+  std::vector<format::SampleBatch> batches;
+  std::vector<format::ProcessInfo> processes;
+  void on_samples(format::SampleBatch&& b) override { batches.push_back(std::move(b)); }
+  void on_process(format::ProcessInfo&& p) override { processes.push_back(std::move(p)); }
+};
+
+TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
+  std::string path = (std::filesystem::path(testing::TempDir()) / "recorder.data").string();
+  auto writer = format::RecordingWriter::create(path);
+  writer.write(format::RecordingInfo{});
+  Recorder recorder(writer, [](uint32_t pid, uint64_t now) {
+    return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
+  });
+  auto a = raw_record(10, 10, "a", {0xffff1}, {0x1100});
+  auto b = raw_record(11, 12, "b", {}, {0x1200});
+  auto bad = a;
+  bad.pop_back();
+  recorder.on_record(bytes_of(a));
+  recorder.on_record(bytes_of(b));
+  recorder.on_record(bytes_of(bad));
+  recorder.flush(0, true);
+  recorder.on_record(bytes_of(a));
+  recorder.on_record(bytes_of(b));
+  recorder.flush(0, true);
+  writer.close();
+  EXPECT_EQ(recorder.stats().samples, 4u);
+  EXPECT_EQ(recorder.stats().malformed, 1u);
+
+  Count c;
+  format::read_recording(path, c);
+  ASSERT_EQ(c.batches.size(), 2u);
+  EXPECT_EQ(c.batches[0].stacks.size(), 2u);
+  EXPECT_EQ(c.batches[0].comms, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(c.batches[1].stacks.empty());  // both already defined
+  EXPECT_EQ(c.batches[1].first_stack_id, 2u);
+  EXPECT_EQ(c.batches[1].samples[1].stack_id, c.batches[0].samples[1].stack_id);
+  ASSERT_EQ(c.processes.size(), 2u);
+  EXPECT_EQ(c.processes[1].pid, 11u);
+}
+
+}  // namespace
+}  // namespace ebprof::record
