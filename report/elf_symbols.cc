@@ -1,0 +1,100 @@
+#include "report/elf_symbols.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
+#include "common/error.h"
+#include "common/unique_fd.h"
+
+namespace ebprof::report {
+namespace {
+
+struct ElfEnd {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
+
+void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, std::vector<ElfSymbol>& out) {
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data || shdr.sh_entsize == 0)
+    return;
+  size_t count = shdr.sh_size / shdr.sh_entsize;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Sym sym;
+    if (!gelf_getsym(data, static_cast<int>(i), &sym))
+      break;
+    int type = GELF_ST_TYPE(sym.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+        sym.st_value == 0)
+      continue;
+    const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+    if (!name || !*name)
+      continue;
+    out.push_back({sym.st_value, sym.st_size, name});
+  }
+}
+
+}  // namespace
+
+ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE)
+    throw Error("libelf is unusable");
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    throw_errno("cannot open " + path, errno);
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
+    throw Error(path + " is not an ELF file");
+
+  ElfSymbolTable table;
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf.get(), &phnum) != 0)
+    throw Error(path + ": unreadable program headers");
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf.get(), static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
+      table.segments_.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+  }
+
+  // .symtab is complete; .dynsym is what a stripped binary still has. Read
+  // both: duplicates are removed below.
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn));) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM))
+      read_functions(elf.get(), scn, shdr, table.symbols_);
+  }
+  auto& syms = table.symbols_;
+  // At one address keep the symbol with the largest size (aliases such as
+  // __libc_malloc/malloc share an address; any name is right, a size is not).
+  std::sort(syms.begin(), syms.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    return a.address != b.address ? a.address < b.address : a.size > b.size;
+  });
+  syms.erase(
+      std::unique(syms.begin(), syms.end(),
+                  [](const ElfSymbol& a, const ElfSymbol& b) { return a.address == b.address; }),
+      syms.end());
+  return table;
+}
+
+std::optional<uint64_t> ElfSymbolTable::offset_to_vaddr(uint64_t offset) const {
+  for (const Segment& s : segments_)
+    if (offset >= s.offset && offset < s.offset + s.file_size)
+      return s.vaddr + (offset - s.offset);
+  return std::nullopt;
+}
+
+const ElfSymbol* ElfSymbolTable::find(uint64_t vaddr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                             [](uint64_t a, const ElfSymbol& s) { return a < s.address; });
+  if (it == symbols_.begin())
+    return nullptr;
+  --it;
+  return vaddr < it->address + it->size ? &*it : nullptr;
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,64 @@
+#include "report/profile.h"
+
+#include <algorithm>
+
+#include "format/reader.h"
+
+namespace ebprof::report {
+namespace {
+
+class ProfileBuilder : public format::RecordingVisitor {
+ public:
+  explicit ProfileBuilder(Profile& profile) : p_(profile) {}
+
+  void on_info(format::RecordingInfo&& info) override { p_.info = std::move(info); }
+  void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
+    p_.kernel_symbols = std::move(symbols);
+  }
+  void on_process(format::ProcessInfo&& process) override {
+    uint32_t pid = process.pid;
+    p_.processes[pid] = std::move(process);
+  }
+  void on_samples(format::SampleBatch&& batch) override {
+    std::move(batch.stacks.begin(), batch.stacks.end(), std::back_inserter(p_.stacks));
+    std::move(batch.comms.begin(), batch.comms.end(), std::back_inserter(p_.comms));
+    for (const format::Sample& s : batch.samples) {
+      Key key{s.pid, s.comm_id, s.stack_id};
+      auto [it, inserted] = index_.try_emplace(key, p_.counts.size());
+      if (inserted)
+        p_.counts.push_back({s.pid, s.comm_id, s.stack_id, 0});
+      ++p_.counts[it->second].count;
+      if (p_.total_samples++ == 0)
+        p_.first_sample_ns = s.time_ns;
+      p_.first_sample_ns = std::min(p_.first_sample_ns, s.time_ns);
+      p_.last_sample_ns = std::max(p_.last_sample_ns, s.time_ns);
+    }
+  }
+  void on_end(format::RecordingEnd&& end) override { p_.end = std::move(end); }
+
+ private:
+  struct Key {
+    uint32_t pid, comm_id, stack_id;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return (uint64_t(k.pid) * 0x9e3779b97f4a7c15ull) ^ (uint64_t(k.stack_id) << 20) ^ k.comm_id;
+    }
+  };
+
+  Profile& p_;
+  std::unordered_map<Key, size_t, KeyHash> index_;
+};
+
+}  // namespace
+
+Profile load_profile(const std::string& path) {
+  Profile profile;
+  ProfileBuilder builder(profile);
+  format::ReadResult result = format::read_recording(path, builder);
+  profile.warning = result.warning;
+  return profile;
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format/recording.h"
+
+namespace ebprof::report {
+
+// Samples with the same process, comm and stack, counted together.
+struct StackCount {
+  uint32_t pid = 0;
+  uint32_t comm_id = 0;
+  uint32_t stack_id = 0;
+  uint64_t count = 0;
+};
+
+// A recording reduced to what reports need: tables plus per-stack counts.
+// Samples are aggregated while streaming, so memory grows with distinct
+// stacks, not with recording length.
+struct Profile {
+  format::RecordingInfo info;
+  std::vector<format::KernelSymbol> kernel_symbols;
+  std::unordered_map<uint32_t, format::ProcessInfo> processes;  // latest capture per pid
+  std::vector<format::Stack> stacks;
+  std::vector<std::string> comms;
+  std::vector<StackCount> counts;
+  uint64_t total_samples = 0;
+  uint64_t first_sample_ns = 0;
+  uint64_t last_sample_ns = 0;
+  std::optional<format::RecordingEnd> end;  // missing when the recorder was killed
+  std::string warning;                      // set when the file ended early or is damaged
+};
+
+// Throws Error when the file cannot be read at all.
+Profile load_profile(const std::string& path);
+
+}  // namespace ebprof::report

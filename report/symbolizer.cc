@@ -1,0 +1,28 @@
+#include "report/symbolizer.h"
+
+namespace ebprof::report {
+
+std::vector<SymbolizedStack> symbolize(const Profile& profile) {
+  KernelSymbolizer kernel(profile.kernel_symbols);
+  UserSymbolizer user;
+  std::vector<SymbolizedStack> out;
+  out.reserve(profile.counts.size());
+  for (const StackCount& c : profile.counts) {
+    const format::Stack& stack = profile.stacks[c.stack_id];
+    auto it = profile.processes.find(c.pid);
+    const format::ProcessInfo* process = it == profile.processes.end() ? nullptr : &it->second;
+
+    SymbolizedStack s{c.pid, profile.comms[c.comm_id], c.count, {}};
+    s.frames.reserve(stack.kernel.size() + stack.user.size());
+    // Entry 0 of each half is the interrupted instruction; the rest are
+    // return addresses, which point just past their call.
+    for (size_t i = 0; i < stack.kernel.size(); ++i)
+      s.frames.push_back(kernel.resolve(stack.kernel[i] - (i > 0)));
+    for (size_t i = 0; i < stack.user.size(); ++i)
+      s.frames.push_back(user.resolve(process, stack.user[i], stack.user[i] - (i > 0)));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,69 @@
+#include "report/user_symbolizer.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "report/demangle.h"
+#include "report/hex.h"
+
+namespace ebprof::report {
+namespace {
+
+std::string basename_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+const format::Mapping* find_mapping(const format::ProcessInfo& p, uint64_t address) {
+  for (const auto& m : p.mappings)
+    if (address >= m.start && address < m.end)
+      return &m;
+  return nullptr;
+}
+
+Frame unknown(const std::string& module, const std::string& where) {
+  return Frame{"[unknown] (" + where + ")", module, false, false};
+}
+
+}  // namespace
+
+const UserSymbolizer::Binary& UserSymbolizer::binary(const std::string& path) {
+  auto [it, inserted] = binaries_.try_emplace(path);
+  if (inserted) {
+    try {
+      it->second.table = std::make_unique<ElfSymbolTable>(ElfSymbolTable::load(path));
+    } catch (const Error& e) {
+      it->second.error = e.what();
+    }
+  }
+  return it->second;
+}
+
+Frame UserSymbolizer::resolve(const format::ProcessInfo* process, uint64_t address,
+                              uint64_t lookup) {
+  if (!process)
+    return unknown("[unknown]", hex(address) + ", process maps not recorded");
+  const format::Mapping* m = find_mapping(*process, lookup);
+  if (!m)
+    return unknown("[unknown]", hex(address) + ", no mapping");
+  std::string module = basename_of(m->path);
+  std::string where = module + "+" + hex(address - m->start + m->file_offset);
+  // Pseudo-files ([vdso], anonymous JIT memory) and files replaced since the
+  // process mapped them have no trustworthy ELF on disk.
+  if (m->path.empty() || m->path[0] != '/' || m->path.ends_with(" (deleted)"))
+    return unknown(module.empty() ? "[anon]" : module, where);
+
+  const Binary& bin = binary(m->path);
+  if (!bin.table)
+    return unknown(module, where);
+  auto vaddr = bin.table->offset_to_vaddr(lookup - m->start + m->file_offset);
+  const ElfSymbol* sym = vaddr ? bin.table->find(*vaddr) : nullptr;
+  if (!sym)
+    return unknown(module, where);
+  auto [it, inserted] = demangled_.try_emplace(sym);
+  if (inserted)
+    it->second = demangle(sym->name);
+  return Frame{it->second, std::move(module), false, true};
+}
+
+}  // namespace ebprof::report

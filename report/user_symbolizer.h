@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "format/recording.h"
+#include "report/elf_symbols.h"
+#include "report/frame.h"
+
+namespace ebprof::report {
+
+// Names user-space addresses through the process's recorded mappings and the
+// ELF file at each mapping's path. Each file is opened once; each symbol is
+// demangled once.
+class UserSymbolizer {
+ public:
+  // `lookup` is the address to search for (a return address minus one for
+  // caller frames, so a call at the very end of a function still names it);
+  // `address` is what is shown when it cannot be named.
+  Frame resolve(const format::ProcessInfo* process, uint64_t address, uint64_t lookup);
+
+ private:
+  struct Binary {
+    std::unique_ptr<ElfSymbolTable> table;  // null when it could not be loaded
+    std::string error;
+  };
+  const Binary& binary(const std::string& path);
+
+  std::unordered_map<std::string, Binary> binaries_;
+  std::unordered_map<const ElfSymbol*, std::string> demangled_;
+};
+
+}  // namespace ebprof::report

@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <sstream>
+
+#include "common/error.h"
+#include "record/proc_maps.h"
+#include "report/demangle.h"
+#include "report/elf_symbols.h"
+#include "report/folded_writer.h"
+#include "report/kernel_symbolizer.h"
+#include "report/top_writer.h"
+#include "report/user_symbolizer.h"
+#include "workloads/demo_lib.h"
+
+extern "C" __attribute__((noinline)) int ebprof_test_marker(int x) {
+  return x * 3 + 1;
+}
+
+namespace ebprof::report {
+namespace {
+
+uint64_t address_of(auto* fn) {
+  return reinterpret_cast<uint64_t>(fn);
+}
+
+TEST(Demangle, CppNamesBecomeReadableOthersStay) {
+  EXPECT_EQ(demangle("_ZN4demo8hot_leafEm"), "demo::hot_leaf(unsigned long)");
+  EXPECT_EQ(demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"),
+            "std::vector<int, std::allocator<int> >::push_back(int const&)");
+  EXPECT_EQ(demangle("main"), "main");
+  EXPECT_EQ(demangle("_Z"), "_Z");
+  EXPECT_EQ(demangle("_Znotvalid!"), "_Znotvalid!");
+}
+
+// The live mappings of this (PIE) test process, which loads libebprof_demo.so
+// at a random base: symbolizing through them exercises load bias for both.
+format::ProcessInfo self() {
+  return record::read_process(static_cast<uint32_t>(getpid()), 0);
+}
+
+TEST(UserSymbolizer, NamesFunctionsInAPieAndASharedLibrary) {
+  UserSymbolizer user;
+  auto p = self();
+  uint64_t lib_fn = address_of(&demo::hot_leaf);
+  Frame f = user.resolve(&p, lib_fn + 4, lib_fn + 4);
+  EXPECT_EQ(f.name, "demo::hot_leaf(unsigned long)");
+  EXPECT_EQ(f.module, "libebprof_demo.so");
+  EXPECT_TRUE(f.resolved);
+
+  uint64_t exe_fn = address_of(&ebprof_test_marker);
+  f = user.resolve(&p, exe_fn, exe_fn);
+  EXPECT_EQ(f.name, "ebprof_test_marker");
+  EXPECT_FALSE(f.kernel);
+}
+
+TEST(UserSymbolizer, NeverGuessesANameForUnknownCode) {
+  UserSymbolizer user;
+  auto p = self();
+  void* anon = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(anon, MAP_FAILED);
+  auto with_anon = self();
+  Frame f = user.resolve(&with_anon, address_of(anon) + 16, address_of(anon) + 16);
+  EXPECT_FALSE(f.resolved);
+  EXPECT_EQ(f.name.rfind("[unknown]", 0), 0u) << f.name;
+  munmap(anon, 4096);
+
+  f = user.resolve(&p, 0x10, 0x10);
+  EXPECT_EQ(f.name, "[unknown] (0x10, no mapping)");
+  f = user.resolve(nullptr, 0x1234, 0x1234);
+  EXPECT_EQ(f.name, "[unknown] (0x1234, process maps not recorded)");
+
+  // A binary that is gone from disk: module and offset, no name.
+  format::ProcessInfo moved{1, "x", 0, {{0x400000, 0x500000, 0x1000, "/nonexistent/bin/app"}}, ""};
+  f = user.resolve(&moved, 0x400010, 0x400010);
+  EXPECT_EQ(f.name, "[unknown] (app+0x1010)");
+  EXPECT_EQ(f.module, "app");
+}
+
+TEST(ElfSymbolTable, MissingOrForeignFilesAreErrors) {
+  EXPECT_THROW(ElfSymbolTable::load("/nonexistent/file"), Error);
+  EXPECT_THROW(ElfSymbolTable::load("/proc/self/status"), Error);
+}
+
+TEST(KernelSymbolizer, NamesByRangeAndShowsModules) {
+  KernelSymbolizer k({{0xffffffff81000100, "schedule", ""},
+                      {0xffffffff81000000, "_stext", ""},
+                      {0xffffffffc0001000, "ext4_read", "ext4"}});
+  EXPECT_EQ(k.resolve(0xffffffff81000150).name, "schedule");
+  EXPECT_EQ(k.resolve(0xffffffff81000150).module, "[kernel.kallsyms]");
+  EXPECT_EQ(k.resolve(0xffffffff81000010).name, "_stext");
+  EXPECT_EQ(k.resolve(0xffffffffc0001234).module, "[ext4]");
+  EXPECT_FALSE(k.resolve(0x1000).resolved);
+  EXPECT_FALSE(KernelSymbolizer({}).resolve(0xffffffff81000000).resolved);
+}
+
+std::vector<SymbolizedStack> sample_stacks() {
+  Frame leaf{"demo::hot_leaf(unsigned long)", "libdemo.so", false, true};
+  Frame a{"demo::caller_a()", "hotcold", false, true};
+  Frame b{"demo::caller_b()", "hotcold", false, true};
+  Frame main_fn{"main", "hotcold", false, true};
+  Frame irq{"irq_exit", "[kernel.kallsyms]", true, true};
+  return {{10, "hotcold", 70, {leaf, a, main_fn}},
+          {10, "hotcold", 25, {leaf, b, main_fn}},
+          {11, "hotcold", 5, {irq, leaf, b, main_fn}}};
+}
+
+TEST(FoldedWriter, RootFirstCommFirstMergedAndSorted) {
+  std::ostringstream out;
+  auto stacks = sample_stacks();
+  stacks.push_back(stacks[0]);  // same chain from another pid merges
+  stacks.back().count = 1;
+  write_folded(out, stacks);
+  EXPECT_EQ(out.str(),
+            "hotcold;main;demo::caller_a();demo::hot_leaf(unsigned long) 71\n"
+            "hotcold;main;demo::caller_b();demo::hot_leaf(unsigned long) 25\n"
+            "hotcold;main;demo::caller_b();demo::hot_leaf(unsigned long);irq_exit 5\n");
+}
+
+TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
+  Profile profile;
+  profile.info.event = "cpu-clock";
+  profile.info.sample_frequency = 99;
+  profile.total_samples = 100;
+  std::ostringstream out;
+  write_top(out, profile, sample_stacks(), {.rows = 0});
+  std::string text = out.str();
+  auto hot =
+      text.find("95.00%        95  hotcold          libdemo.so               [.] demo::hot_leaf");
+  auto irq = text.find("5.00%         5  hotcold          [kernel.kallsyms]        [k] irq_exit");
+  EXPECT_NE(hot, std::string::npos) << text;
+  EXPECT_NE(irq, std::string::npos) << text;
+  EXPECT_LT(hot, irq);
+  EXPECT_NE(text.find("# recording has no end frame"), std::string::npos);
+
+  std::ostringstream one;
+  write_top(one, profile, sample_stacks(), {.rows = 1});
+  EXPECT_EQ(one.str().find("irq_exit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ebprof::report
