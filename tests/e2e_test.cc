@@ -1,0 +1,228 @@
+// End-to-end: real BPF, a real workload, assertions on what the report says.
+// Tests that need root or kernel BTF skip with the reason when it is absent.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRecord = EBPROF_RECORD_BIN;
+const std::string kReport = EBPROF_REPORT_BIN;
+const std::string kHotcold = EBPROF_HOTCOLD_BIN;
+const std::string kLeafChain = "demo::hot_leaf(unsigned long)";
+
+#define REQUIRE_BPF()                                    \
+  do {                                                   \
+    if (geteuid() != 0)                                  \
+      GTEST_SKIP() << "needs root to load BPF programs"; \
+    if (!fs::exists("/sys/kernel/btf/vmlinux"))          \
+      GTEST_SKIP() << "kernel has no BTF";               \
+  } while (0)
+
+std::string temp_file(const std::string& name) {
+  return (fs::path(testing::TempDir()) / name).string();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+Outcome run(const std::string& command) {
+  std::string out = temp_file("cmd.out"), err = temp_file("cmd.err");
+  int rc = std::system((command + " >" + out + " 2>" + err + " </dev/null").c_str());
+  return Outcome{WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), slurp(out), slurp(err)};
+}
+
+int lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+pid_t spawn(std::vector<std::string> argv) {
+  std::vector<char*> args;
+  for (auto& a : argv)
+    args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0)
+    return -1;
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Shares of the two call chains of hotcold in folded output.
+struct Shares {
+  uint64_t total = 0, via_a = 0, via_b = 0;
+  double pct_a() const { return 100.0 * via_a / total; }
+  double pct_b() const { return 100.0 * via_b / total; }
+};
+
+Shares hotcold_shares(const std::string& folded) {
+  Shares s;
+  std::istringstream in(folded);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("hotcold;", 0) != 0)
+      continue;
+    uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+    s.total += n;
+    if (line.find("main;demo::caller_a();" + kLeafChain) != std::string::npos)
+      s.via_a += n;
+    if (line.find("main;demo::caller_b();" + kLeafChain) != std::string::npos)
+      s.via_b += n;
+  }
+  return s;
+}
+
+// hotcold spends 70% of its time in hot_leaf under caller_a, 30% under
+// caller_b: the report must find both chains with those shares.
+void expect_hotcold_profile(const std::string& data) {
+  Outcome folded = run(kReport + " -i " + data + " --format folded");
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  Shares s = hotcold_shares(folded.out);
+  ASSERT_GE(s.total, 200u) << folded.out;
+  EXPECT_NEAR(s.pct_a(), 70, 10) << folded.out;
+  EXPECT_NEAR(s.pct_b(), 30, 10) << folded.out;
+
+  Outcome top = run(kReport + " -i " + data);
+  ASSERT_EQ(top.status, 0) << top.err;
+  // The first row of the table is the hot leaf, in its shared library.
+  auto first_row = top.out.find("\n  ");
+  ASSERT_NE(first_row, std::string::npos) << top.out;
+  std::string row = top.out.substr(first_row + 1, top.out.find('\n', first_row + 1) - first_row);
+  EXPECT_NE(row.find("[.] " + kLeafChain), std::string::npos) << top.out;
+  EXPECT_NE(row.find("libebprof_demo.so"), std::string::npos) << top.out;
+  EXPECT_EQ(top.out.find("no end frame"), std::string::npos) << top.out;
+}
+
+TEST(EndToEnd, RecordsACommandAndFindsItsHotChains) {
+  REQUIRE_BPF();
+  std::string data = temp_file("command.data");
+  Outcome rec = run(kRecord + " -F 499 -o " + data + " -- " + kHotcold + " 2");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  EXPECT_NE(rec.err.find("samples"), std::string::npos) << rec.err;
+  expect_hotcold_profile(data);
+}
+
+TEST(EndToEnd, RecordsARunningProcessByPid) {
+  REQUIRE_BPF();
+  pid_t pid = spawn({kHotcold, "4"});
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string data = temp_file("pid.data");
+  Outcome rec = run(kRecord + " -F 499 -p " + std::to_string(pid) + " --duration 2 -o " + data);
+  kill(pid, SIGTERM);
+  wait_exit(pid);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  expect_hotcold_profile(data);
+}
+
+TEST(EndToEnd, SigintEndsASystemWideRecordingCleanly) {
+  REQUIRE_BPF();
+  std::string data = temp_file("sigint.data");
+  pid_t rec = spawn({kRecord, "-a", "-o", data});
+  ASSERT_GT(rec, 0);
+  pid_t load = spawn({kHotcold, "2"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(rec, SIGINT);
+  EXPECT_EQ(wait_exit(rec), 0);
+  wait_exit(load);
+  Outcome top = run(kReport + " -n 0 -i " + data);
+  ASSERT_EQ(top.status, 0) << top.err;
+  EXPECT_EQ(top.out.find("no end frame"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("hotcold"), std::string::npos) << top.out;
+}
+
+TEST(EndToEnd, ACutRecordingStillReportsWhatItHolds) {
+  REQUIRE_BPF();
+  std::string data = temp_file("cut.data");
+  ASSERT_EQ(run(kRecord + " -F 499 -o " + data + " -- " + kHotcold + " 1").status, 0);
+  // Lose the last few bytes, as a recorder killed mid-write would.
+  fs::resize_file(data, fs::file_size(data) - 5);
+  Outcome top = run(kReport + " -i " + data);
+  EXPECT_EQ(top.status, 0) << top.err;
+  EXPECT_NE(top.err.find("warning:"), std::string::npos) << top.err;
+  EXPECT_EQ(lines(top.err), 1) << top.err;
+  EXPECT_NE(top.out.find(kLeafChain), std::string::npos) << top.out;
+}
+
+TEST(BadInput, RecordWithoutPrivilegesSaysWhatIsNeeded) {
+  REQUIRE_BPF();
+  Outcome r = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + kRecord +
+                  " --duration 1 -o " + temp_file("unpriv.data"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("permission denied"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("root"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+}
+
+TEST(BadInput, RecordOfAMissingPidIsOneLine) {
+  Outcome r = run(kRecord + " -p 1073741822 --duration 1 -o " + temp_file("x.data"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no process with pid 1073741822"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+}
+
+TEST(BadInput, RecordToAnUnwritablePathIsOneLine) {
+  Outcome r = run(kRecord + " --duration 1 -o /nonexistent-dir/x.data");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/nonexistent-dir"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-o"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+}
+
+TEST(BadInput, RecordOfAMissingCommandIsOneLine) {
+  REQUIRE_BPF();
+  Outcome r = run(kRecord + " -o " + temp_file("nocmd.data") + " -- /nonexistent/command");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("cannot run '/nonexistent/command'"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+}
+
+TEST(BadInput, ReportOfAFileItCannotReadIsOneLine) {
+  std::string empty = temp_file("empty.data"), text = temp_file("text.data");
+  std::ofstream(empty).close();
+  std::ofstream(text) << "hello, not a recording\n";
+  for (const auto& [path, expected] :
+       std::vector<std::pair<std::string, std::string>>{{temp_file("missing.data"), "cannot open"},
+                                                        {empty, "is empty"},
+                                                        {text, "not an ebprof recording"}}) {
+    Outcome r = run(kReport + " -i " + path);
+    EXPECT_EQ(r.status, 1) << path;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST(BadInput, UnknownOptionsAreOneLine) {
+  for (const std::string& cmd : {kRecord + " --bogus", kReport + " --format nope"}) {
+    Outcome r = run(cmd);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+  }
+}
+
+}  // namespace
