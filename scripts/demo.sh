@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The README's first command: set up, build, record a few seconds of the demo
+# workload and print the report. Leaves the recording and folded stacks in
+# build/demo/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh" >/dev/null
+
+build=$root/build
+out=$build/demo
+mkdir -p "$out"
+"$build/record/ebprof-record" -F 999 -o "$out/demo.data" -- "$build/tests/hotcold" 3
+"$build/report/ebprof-report" -i "$out/demo.data" --format folded >"$out/demo.folded"
+"$build/report/ebprof-report" -i "$out/demo.data" -n 15
+echo
+echo "recording: $out/demo.data   folded stacks (flamegraph.pl input): $out/demo.folded"

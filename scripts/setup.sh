@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what ebprof needs to build, test and run on Debian 12. Idempotent:
+# when everything is installed it only asks dpkg and returns.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config         # C++ toolchain
+  clang llvm bpftool libbpf-dev            # BPF programs and skeletons
+  libelf-dev libdw-dev                     # ELF symbols (report)
+  capnproto libcapnp-dev libzstd-dev       # the recording format
+  libcli11-dev libgtest-dev                # command lines, tests
+  util-linux                               # setpriv, for the privilege tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+if [[ $EUID -ne 0 ]]; then
+  echo "setup: installing ${missing[*]} needs root: rerun as root (e.g. with sudo)" >&2
+  exit 1
+fi
+echo "setup: installing ${missing[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
