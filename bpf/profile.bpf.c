@@ -5,6 +5,8 @@
  * and lossless in user space. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 #include "profile.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -21,10 +23,11 @@ struct {
 	__uint(max_entries, 1 << 20); /* resized by the recorder */
 } events SEC(".maps");
 
-/* Processes to sample when filter_tgid is set. */
+/* Processes to sample when filter_tgid is set: the targets and, followed
+ * through fork, their descendants. Exited ones are removed. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u8);
 } target_tgids SEC(".maps");
@@ -104,5 +107,30 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, s, size, flags))
 		count_loss(EBPROF_LOSS_RINGBUF_FULL);
+	return 0;
+}
+
+/* Like perf's inherited events: a target's children are targets too. Raw
+ * tracepoints rather than tp_btf, which not every kernel offers. */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
+	__u32 child_tgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (child_tgid != parent_tgid && bpf_map_lookup_elem(&target_tgids, &parent_tgid))
+		bpf_map_update_elem(&target_tgids, &child_tgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(forget_exited, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	/* Only the thread-group leader's exit ends the process. */
+	if (BPF_CORE_READ(task, pid) == tgid)
+		bpf_map_delete_elem(&target_tgids, &tgid);
 	return 0;
 }

@@ -81,6 +81,15 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
     links_.emplace_back(link);
   }
 
+  if (config.filter_pids) {
+    for (bpf_program* prog : {skel_->progs.follow_fork, skel_->progs.forget_exited}) {
+      bpf_link* link = bpf_program__attach(prog);
+      if (!link)
+        throw_bpf(std::string("attaching ") + bpf_program__name(prog), errno);
+      links_.emplace_back(link);
+    }
+  }
+
   ring_.reset(
       ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfSampler::on_record, this, nullptr));
   if (!ring_)

@@ -19,7 +19,7 @@ namespace ebprof::record {
 struct SamplerConfig {
   uint64_t frequency = 99;
   std::vector<int> cpus;
-  bool filter_pids = false;  // sample only pids passed to add_pid()
+  bool filter_pids = false;  // sample only pids passed to add_pid() and their descendants
   size_t ring_bytes = 0;     // a power of two, at least one page
 };
 

@@ -71,7 +71,14 @@ std::optional<int> ChildProcess::try_wait() {
 void ChildProcess::terminate() {
   if (pid_ <= 0)
     return;
+  // Like perf, the workload gets SIGTERM when recording stops first; one that
+  // ignores it gets SIGKILL after a grace period, so stopping never hangs.
   kill(pid_, SIGTERM);
+  for (int i = 0; i < 200 && try_wait() == std::nullopt; ++i)
+    usleep(10'000);
+  if (pid_ <= 0)
+    return;
+  kill(pid_, SIGKILL);
   while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
   }
   pid_ = -1;

@@ -44,8 +44,12 @@ int main(int argc, char** argv) {
   app.add_flag("-g", call_graph, "Record call graphs (always on; accepted as perf does)");
   app.add_flag("--no-compression", no_compression, "Write frames without zstd compression");
   app.add_flag("-v,--verbose", verbose, "Print libbpf's log, including the verifier's");
-  app.add_option("command", o.command,
-                 "Command to launch and profile; put it after --. Recording stops when it exits");
+  // Like perf: option parsing stops at the command, so its own options
+  // (`ebprof-record ./server -p 8080`) stay its own.
+  app.prefix_command();
+  app.footer(
+      "COMMAND [ARGS...] after the options (or after --) is launched and profiled;\n"
+      "recording stops when it exits.");
 
   try {
     app.parse(argc, argv);
@@ -55,6 +59,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "ebprof-record: %s (see --help)\n", e.what());
+    return 2;
+  }
+  o.command = app.remaining();
+  if (!o.command.empty() && o.command[0] == "--") {
+    o.command.erase(o.command.begin());
+  } else if (!o.command.empty() && o.command[0].starts_with("-")) {
+    std::fprintf(stderr, "ebprof-record: unknown option %s (see --help; put a command after --)\n",
+                 o.command[0].c_str());
     return 2;
   }
   o.compress = !no_compression;

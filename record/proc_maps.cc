@@ -1,5 +1,6 @@
 #include "record/proc_maps.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -79,6 +80,24 @@ format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns) {
   }
   p.mappings = parse_proc_maps(text);
   return p;
+}
+
+std::optional<uint32_t> read_tgid(uint32_t id) {
+  std::string status;
+  if (try_read_proc_file("/proc/" + std::to_string(id) + "/status", status) != 0)
+    return std::nullopt;
+  std::string_view text = status;
+  while (!text.empty()) {
+    std::string_view line = take_line(text);
+    if (!line.starts_with("Tgid:"))
+      continue;
+    std::string_view value = line.substr(5);
+    value.remove_prefix(std::min(value.find_first_not_of(" \t"), value.size()));
+    uint32_t tgid = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), tgid);
+    return ec == std::errc() ? std::optional(tgid) : std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ebprof::record

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -16,5 +17,9 @@ std::vector<format::Mapping> parse_proc_maps(std::string_view text);
 // comm and executable mappings of process `pid` as /proc shows them now. When
 // they cannot be read (the process exited, permissions), maps_error says why.
 format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns);
+
+// The process (thread group) that thread or process `id` belongs to, or
+// nullopt when there is no such task.
+std::optional<uint32_t> read_tgid(uint32_t id);
 
 }  // namespace ebprof::record

@@ -30,10 +30,13 @@ void on_stop_signal(int sig) {
   g_stop_signal = sig;
 }
 
-// No SA_RESTART: the signal must interrupt the ring-buffer wait.
-void install_stop_handlers() {
+// While recording, SIGINT/SIGTERM ask for a clean stop (no SA_RESTART: the
+// signal must interrupt the ring-buffer wait). Once stopping, the defaults
+// are back, so a second Ctrl-C ends a slow shutdown at once; the file is
+// still readable up to its last frame.
+void set_stop_handlers(void (*handler)(int)) {
   struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
@@ -56,9 +59,19 @@ void check_options(const RecordOptions& o) {
                 ": choose a writable path with -o");
   if (o.duration_s < 0)
     throw Error("--duration must not be negative");
-  for (uint32_t pid : o.pids)
-    if (pid == 0 || !process_exists(pid))
-      throw Error("no process with pid " + std::to_string(pid) + " (-p): check the pid with ps");
+}
+
+// -p takes process or thread ids, like perf; BPF filters on the process.
+std::vector<uint32_t> resolve_pids(const std::vector<uint32_t>& ids) {
+  std::vector<uint32_t> tgids;
+  for (uint32_t id : ids) {
+    std::optional<uint32_t> tgid = id == 0 ? std::nullopt : read_tgid(id);
+    if (!tgid)
+      throw Error("no process with pid " + std::to_string(id) + " (-p): check the pid with ps");
+    if (std::find(tgids.begin(), tgids.end(), *tgid) == tgids.end())
+      tgids.push_back(*tgid);
+  }
+  return tgids;
 }
 
 // Like perf: an existing recording is kept as FILE.old rather than lost.
@@ -84,15 +97,16 @@ void write_kernel_symbols(format::RecordingWriter& writer) {
 
 void run_session(const RecordOptions& o) {
   check_options(o);
+  const std::vector<uint32_t> pids = resolve_pids(o.pids);
   const bool has_command = !o.command.empty();
-  const bool filter = !o.pids.empty() || (has_command && !o.all_cpus);
+  const bool filter = !pids.empty() || (has_command && !o.all_cpus);
   const std::vector<int> cpus = online_cpus();
 
   std::unique_ptr<Recorder> recorder;
   SamplerConfig config{o.frequency, cpus, filter, ring_bytes_for(o.frequency, cpus.size())};
   // Records only arrive inside poll(), after `recorder` is set.
   BpfSampler sampler(config, [&](std::span<const std::byte> r) { recorder->on_record(r); });
-  for (uint32_t pid : o.pids)
+  for (uint32_t pid : pids)
     sampler.add_pid(pid);
 
   keep_previous(o.output);
@@ -107,7 +121,7 @@ void run_session(const RecordOptions& o) {
   write_kernel_symbols(writer);
   recorder = std::make_unique<Recorder>(writer, read_process);
 
-  install_stop_handlers();
+  set_stop_handlers(on_stop_signal);
   std::optional<ChildProcess> child;
   if (has_command) {
     child.emplace(ChildProcess::start(o.command));
@@ -126,9 +140,10 @@ void run_session(const RecordOptions& o) {
       break;
     if (child && child->try_wait())
       break;
-    if (!o.pids.empty() && std::none_of(o.pids.begin(), o.pids.end(), process_exists))
+    if (!pids.empty() && std::none_of(pids.begin(), pids.end(), process_exists))
       break;
   }
+  set_stop_handlers(SIG_DFL);
   sampler.poll(0);  // what the kernel committed before we stopped
   recorder->flush(0, true);
   std::vector<format::LossCount> losses = sampler.losses();

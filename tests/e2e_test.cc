@@ -126,6 +126,26 @@ TEST(EndToEnd, RecordsACommandAndFindsItsHotChains) {
   expect_hotcold_profile(data);
 }
 
+// perf-style: options stop at the command (no -- needed), and the command's
+// children are followed: here the workload runs under a shell that forks it.
+TEST(EndToEnd, FollowsTheChildrenOfTheCommand) {
+  REQUIRE_BPF();
+  std::string data = temp_file("child.data");
+  Outcome rec = run(kRecord + " -F 499 -o " + data + " sh -c '" + kHotcold + " 2; true'");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  expect_hotcold_profile(data);
+}
+
+TEST(EndToEnd, AWorkloadIgnoringSigtermDoesNotHangTheStop) {
+  REQUIRE_BPF();
+  auto start = std::chrono::steady_clock::now();
+  Outcome rec = run(kRecord + " --duration 0.5 -o " + temp_file("stubborn.data") +
+                    " -- sh -c 'trap \"\" TERM; exec sleep 60'");
+  EXPECT_EQ(rec.status, 0) << rec.err;
+  // The workload would run for a minute: SIGKILL after the grace period.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 TEST(EndToEnd, RecordsARunningProcessByPid) {
   REQUIRE_BPF();
   pid_t pid = spawn({kHotcold, "4"});

@@ -1,4 +1,8 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include "common/error.h"
 #include "record/kallsyms.h"
@@ -60,6 +64,24 @@ TEST(ProcMaps, ReadsThisProcessAndExplainsAMissingOne) {
   auto gone = read_process(0x3fffffff, 1);  // above pid_max: cannot exist
   EXPECT_TRUE(gone.mappings.empty());
   EXPECT_EQ(gone.maps_error, "process exited before its maps were read");
+}
+
+TEST(ProcMaps, AThreadIdResolvesToItsProcess) {
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    tid = gettid();
+    while (!done)
+      std::this_thread::yield();
+  });
+  while (tid == 0)
+    std::this_thread::yield();
+  EXPECT_NE(tid.load(), getpid());
+  EXPECT_EQ(read_tgid(static_cast<uint32_t>(tid.load())), static_cast<uint32_t>(getpid()));
+  EXPECT_EQ(read_tgid(static_cast<uint32_t>(getpid())), static_cast<uint32_t>(getpid()));
+  EXPECT_EQ(read_tgid(0x3fffffff), std::nullopt);
+  done = true;
+  t.join();
 }
 
 TEST(CpuList, ParsesRangesAndRejectsGarbage) {
