@@ -1,5 +1,6 @@
 #include "format/reader.h"
 
+#include <sys/stat.h>
 #include <zstd.h>
 
 #include <capnp/serialize.h>
@@ -63,6 +64,10 @@ std::vector<KernelSymbol> decode(schema::KernelSymbols::Reader r) {
   auto names = r.getNames();
   auto module_index = r.getModuleIndex();
   auto modules = strs(r.getModules());
+  // Each symbol copies its module's name: a long one would multiply.
+  for (const auto& m : modules)
+    if (m.size() > kMaxModuleName)
+      throw FrameDamage{"kernel module name of " + std::to_string(m.size()) + " bytes"};
   if (names.size() != addresses.size() || module_index.size() != addresses.size())
     throw FrameDamage{"kernel symbol lists differ in length"};
   std::vector<KernelSymbol> out(addresses.size());
@@ -111,8 +116,11 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids) {
                       std::to_string(batch.first_comm_id) + " but " + std::to_string(ids.stacks) +
                       " stacks and " + std::to_string(ids.comms) +
                       " comms precede it (a frame is missing)"};
-  for (auto s : r.getStacks())
+  for (auto s : r.getStacks()) {
+    if (s.getKernel().size() > kMaxStackFrames || s.getUser().size() > kMaxStackFrames)
+      throw FrameDamage{"stack deeper than " + std::to_string(kMaxStackFrames) + " frames"};
     batch.stacks.push_back(Stack{values<uint64_t>(s.getKernel()), values<uint64_t>(s.getUser())});
+  }
   batch.comms = strs(r.getComms());
   ids.stacks += batch.stacks.size();
   ids.comms += batch.comms.size();
@@ -186,6 +194,10 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   if (!f)
     throw Error(errno_message("cannot open " + path, errno));
   check_file_header(f.get(), path);
+  struct stat st {};
+  if (fstat(fileno(f.get()), &st) != 0)
+    throw_errno("reading " + path, errno);
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
 
   ReadResult result;
   IdSpace ids;
@@ -215,6 +227,11 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
       stop("frame header is damaged");
       break;
     }
+    // Never allocate for bytes the file does not have.
+    if (offset + kFrameHeaderSize + h.stored_size > file_size) {
+      stop("file ends inside a frame (recording cut short)");
+      break;
+    }
     stored.resize(h.stored_size);
     if (read_up_to(f.get(), stored.data(), stored.size(), path) < stored.size()) {
       stop("file ends inside a frame (recording cut short)");
@@ -222,6 +239,10 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
     }
     if (crc32c(crc32c(0, hb.data(), 12), stored.data(), stored.size()) != h.crc) {
       stop("frame checksum mismatch (damaged data)");
+      break;
+    }
+    if (compressed && ZSTD_getFrameContentSize(stored.data(), stored.size()) != h.raw_size) {
+      stop("frame does not decompress (damaged data)");
       break;
     }
     raw.resize(h.raw_size / sizeof(capnp::word));

@@ -9,6 +9,12 @@
 
 namespace ebprof::format {
 
+// Limits every recording respects and every reader enforces: the kernel's own
+// callchain cap (PERF_MAX_STACK_DEPTH) per half of a stack, and its module
+// name length (MODULE_NAME_LEN).
+inline constexpr size_t kMaxStackFrames = 127;
+inline constexpr size_t kMaxModuleName = 56;
+
 struct RecordingInfo {
   std::string writer_version;
   std::string hostname;

@@ -13,12 +13,18 @@ bool covered(const std::vector<format::Mapping>& mappings, uint64_t ip) {
 
 }  // namespace
 
-format::ProcessInfo ProcessTracker::capture(uint32_t pid, Known& known, uint64_t now_ns) {
+std::optional<format::ProcessInfo> ProcessTracker::capture(uint32_t pid, Known& known,
+                                                           uint64_t now_ns) {
   format::ProcessInfo info = reader_(pid, now_ns);
+  known.read_at_ns = now_ns;
+  known.recheck = false;
+  // A re-read that finds nothing (the process is exiting, or gone) adds no
+  // information and must not shadow the capture that had its mappings.
+  if (info.mappings.empty() && !known.mappings.empty())
+    return std::nullopt;
   known.mappings = info.mappings;
   std::sort(known.mappings.begin(), known.mappings.end(),
             [](const auto& a, const auto& b) { return a.start < b.start; });
-  known.read_at_ns = now_ns;
   return info;
 }
 
@@ -28,14 +34,15 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
   if (pid == 0)
     return std::nullopt;  // the idle task has no process to read
   auto [it, inserted] = known_.try_emplace(pid);
-  if (inserted)
-    return capture(pid, it->second, now_ns);
-  if (!new_stack)
-    return std::nullopt;
   Known& known = it->second;
-  bool missing = std::any_of(user.begin(), user.end(),
-                             [&](uint64_t ip) { return !covered(known.mappings, ip); });
-  if (!missing || now_ns < known.read_at_ns + kRereadIntervalNs)
+  if (inserted)
+    return capture(pid, known, now_ns);
+  if (new_stack && !known.recheck)
+    known.recheck = std::any_of(user.begin(), user.end(),
+                                [&](uint64_t ip) { return !covered(known.mappings, ip); });
+  // A needed re-read that is rate-limited now happens on a later sample of
+  // the process, stack new or not.
+  if (!known.recheck || now_ns < known.read_at_ns + kRereadIntervalNs)
     return std::nullopt;
   return capture(pid, known, now_ns);
 }

@@ -13,9 +13,11 @@ namespace ebprof::record {
 
 // Decides when a process's maps must be (re)captured: the first time it is
 // sampled, and again when a newly seen stack holds a user address outside
-// every mapping captured so far (dlopen, exec). Re-reads of one process are
-// at least kRereadIntervalNs apart, so a process full of JIT code or an
-// address that never resolves cannot turn every sample into a /proc read.
+// every mapping captured so far (libraries loaded after the first read,
+// dlopen, exec). Re-reads of one process are at least kRereadIntervalNs
+// apart, so a process full of JIT code or an address that never resolves
+// cannot turn every sample into a /proc read; a re-read that finds no
+// mappings (the process is exiting) is not reported.
 class ProcessTracker {
  public:
   using Reader = std::function<format::ProcessInfo(uint32_t pid, uint64_t now_ns)>;
@@ -33,8 +35,9 @@ class ProcessTracker {
   struct Known {
     std::vector<format::Mapping> mappings;
     uint64_t read_at_ns = 0;
+    bool recheck = false;  // a stack had an address outside `mappings`
   };
-  format::ProcessInfo capture(uint32_t pid, Known& known, uint64_t now_ns);
+  std::optional<format::ProcessInfo> capture(uint32_t pid, Known& known, uint64_t now_ns);
 
   Reader reader_;
   std::unordered_map<uint32_t, Known> known_;

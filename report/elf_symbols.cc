@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -44,9 +45,13 @@ void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, std::vector<E
 ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE)
     throw Error("libelf is unusable");
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // The path comes from the recording: never block on a FIFO or poke a device.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd)
     throw_errno("cannot open " + path, errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(path + " is not a regular file");
   ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     throw Error(path + " is not an ELF file");

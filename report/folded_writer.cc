@@ -6,10 +6,9 @@
 namespace ebprof::report {
 namespace {
 
-// ';' separates frames and the last space separates the count: keep both
-// out of names (C++ names have spaces, which are fine before the count).
-void append_frame(std::string& line, const std::string& name) {
-  line += ';';
+// ';' separates frames and a newline ends the stack: keep both out of comms
+// and names (spaces are fine: the count follows the last one).
+void append_name(std::string& line, const std::string& name) {
   for (char c : name)
     line += (c == ';' || c == '\n') ? '_' : c;
 }
@@ -19,9 +18,12 @@ void append_frame(std::string& line, const std::string& name) {
 void write_folded(std::ostream& out, const std::vector<SymbolizedStack>& stacks) {
   std::map<std::string, uint64_t> lines;
   for (const auto& s : stacks) {
-    std::string line = s.comm;
-    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it)
-      append_frame(line, it->name);
+    std::string line;
+    append_name(line, s.comm);
+    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) {
+      line += ';';
+      append_name(line, it->name);
+    }
     lines[line] += s.count;
   }
   for (const auto& [line, count] : lines)

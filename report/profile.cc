@@ -16,17 +16,20 @@ class ProfileBuilder : public format::RecordingVisitor {
     p_.kernel_symbols = std::move(symbols);
   }
   void on_process(format::ProcessInfo&& process) override {
-    uint32_t pid = process.pid;
-    p_.processes[pid] = std::move(process);
+    auto& captures = p_.processes[process.pid];
+    auto at = std::upper_bound(
+        captures.begin(), captures.end(), process.captured_at_ns,
+        [](uint64_t t, const format::ProcessInfo& c) { return t < c.captured_at_ns; });
+    captures.insert(at, std::move(process));
   }
   void on_samples(format::SampleBatch&& batch) override {
     std::move(batch.stacks.begin(), batch.stacks.end(), std::back_inserter(p_.stacks));
     std::move(batch.comms.begin(), batch.comms.end(), std::back_inserter(p_.comms));
     for (const format::Sample& s : batch.samples) {
-      Key key{s.pid, s.comm_id, s.stack_id};
+      Key key{s.pid, capture_at(s.pid, s.time_ns), s.comm_id, s.stack_id};
       auto [it, inserted] = index_.try_emplace(key, p_.counts.size());
       if (inserted)
-        p_.counts.push_back({s.pid, s.comm_id, s.stack_id, 0});
+        p_.counts.push_back({key.pid, key.capture, key.comm_id, key.stack_id, 0});
       ++p_.counts[it->second].count;
       if (p_.total_samples++ == 0)
         p_.first_sample_ns = s.time_ns;
@@ -38,14 +41,28 @@ class ProfileBuilder : public format::RecordingVisitor {
 
  private:
   struct Key {
-    uint32_t pid, comm_id, stack_id;
+    uint32_t pid, capture, comm_id, stack_id;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return (uint64_t(k.pid) * 0x9e3779b97f4a7c15ull) ^ (uint64_t(k.stack_id) << 20) ^ k.comm_id;
+      return (uint64_t(k.pid) * 0x9e3779b97f4a7c15ull) ^ (uint64_t(k.stack_id) << 20) ^
+             (uint64_t(k.capture) << 44) ^ k.comm_id;
     }
   };
+
+  // The latest capture of `pid` taken at or before `time_ns` (the first one
+  // when all are later).
+  uint32_t capture_at(uint32_t pid, uint64_t time_ns) const {
+    auto it = p_.processes.find(pid);
+    if (it == p_.processes.end())
+      return 0;
+    const auto& captures = it->second;
+    auto after = std::upper_bound(
+        captures.begin(), captures.end(), time_ns,
+        [](uint64_t t, const format::ProcessInfo& c) { return t < c.captured_at_ns; });
+    return after == captures.begin() ? 0 : static_cast<uint32_t>(after - captures.begin() - 1);
+  }
 
   Profile& p_;
   std::unordered_map<Key, size_t, KeyHash> index_;

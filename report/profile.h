@@ -10,9 +10,11 @@
 
 namespace ebprof::report {
 
-// Samples with the same process, comm and stack, counted together.
+// Samples with the same process, maps capture, comm and stack, counted
+// together.
 struct StackCount {
   uint32_t pid = 0;
+  uint32_t capture = 0;  // index into Profile::processes[pid]: the capture in effect
   uint32_t comm_id = 0;
   uint32_t stack_id = 0;
   uint64_t count = 0;
@@ -24,7 +26,8 @@ struct StackCount {
 struct Profile {
   format::RecordingInfo info;
   std::vector<format::KernelSymbol> kernel_symbols;
-  std::unordered_map<uint32_t, format::ProcessInfo> processes;  // latest capture per pid
+  // Every maps capture of each pid, oldest first.
+  std::unordered_map<uint32_t, std::vector<format::ProcessInfo>> processes;
   std::vector<format::Stack> stacks;
   std::vector<std::string> comms;
   std::vector<StackCount> counts;

@@ -9,8 +9,9 @@ std::vector<SymbolizedStack> symbolize(const Profile& profile) {
   out.reserve(profile.counts.size());
   for (const StackCount& c : profile.counts) {
     const format::Stack& stack = profile.stacks[c.stack_id];
-    auto it = profile.processes.find(c.pid);
-    const format::ProcessInfo* process = it == profile.processes.end() ? nullptr : &it->second;
+    std::span<const format::ProcessInfo> captures;
+    if (auto it = profile.processes.find(c.pid); it != profile.processes.end())
+      captures = std::span(it->second).subspan(c.capture);
 
     SymbolizedStack s{c.pid, profile.comms[c.comm_id], c.count, {}};
     s.frames.reserve(stack.kernel.size() + stack.user.size());
@@ -19,7 +20,7 @@ std::vector<SymbolizedStack> symbolize(const Profile& profile) {
     for (size_t i = 0; i < stack.kernel.size(); ++i)
       s.frames.push_back(kernel.resolve(stack.kernel[i] - (i > 0)));
     for (size_t i = 0; i < stack.user.size(); ++i)
-      s.frames.push_back(user.resolve(process, stack.user[i], stack.user[i] - (i > 0)));
+      s.frames.push_back(user.resolve(captures, stack.user[i], stack.user[i] - (i > 0)));
     out.push_back(std::move(s));
   }
   return out;

@@ -11,10 +11,15 @@
 namespace ebprof::report {
 namespace {
 
+// printf into a string, for short fixed-layout fields (names are streamed).
 std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
+  char buf[256];
+  int n = std::snprintf(buf, sizeof buf, fmt, args...);
+  if (n < static_cast<int>(sizeof buf))
+    return buf;
+  std::string out(n, '\0');
+  std::snprintf(out.data(), n + 1, fmt, args...);
+  return out;
 }
 
 std::string start_time(const format::RecordingInfo& info) {
@@ -85,8 +90,10 @@ void write_top(std::ostream& out, const Profile& profile,
       << "# ........  ........  ...............  .......................  ......\n";
   for (const auto& [row, count] : rows) {
     double pct = total ? 100.0 * count / total : 0;
-    out << format("  %7.2f%%  %8" PRIu64 "  %-15s  %-23s  %s %s\n", pct, count, row.comm.c_str(),
-                  row.module.c_str(), row.kernel ? "[k]" : "[.]", row.symbol.c_str());
+    // The symbol is streamed: demangled C++ names can be kilobytes long.
+    out << format("  %7.2f%%  %8" PRIu64 "  %-15s  %-23s  %s ", pct, count, row.comm.c_str(),
+                  row.module.c_str(), row.kernel ? "[k]" : "[.]")
+        << row.symbol << '\n';
   }
   if (total == 0)
     out << "# no samples: was the target idle, or did it exit at once?\n";

@@ -14,10 +14,12 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-const format::Mapping* find_mapping(const format::ProcessInfo& p, uint64_t address) {
-  for (const auto& m : p.mappings)
-    if (address >= m.start && address < m.end)
-      return &m;
+const format::Mapping* find_mapping(std::span<const format::ProcessInfo> captures,
+                                    uint64_t address) {
+  for (const auto& capture : captures)
+    for (const auto& m : capture.mappings)
+      if (address >= m.start && address < m.end)
+        return &m;
   return nullptr;
 }
 
@@ -39,13 +41,15 @@ const UserSymbolizer::Binary& UserSymbolizer::binary(const std::string& path) {
   return it->second;
 }
 
-Frame UserSymbolizer::resolve(const format::ProcessInfo* process, uint64_t address,
+Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
                               uint64_t lookup) {
-  if (!process)
+  if (captures.empty())
     return unknown("[unknown]", hex(address) + ", process maps not recorded");
-  const format::Mapping* m = find_mapping(*process, lookup);
-  if (!m)
-    return unknown("[unknown]", hex(address) + ", no mapping");
+  const format::Mapping* m = find_mapping(captures, lookup);
+  if (!m) {
+    const std::string& why = captures.front().maps_error;
+    return unknown("[unknown]", hex(address) + ", " + (why.empty() ? "no mapping" : why));
+  }
   std::string module = basename_of(m->path);
   std::string where = module + "+" + hex(address - m->start + m->file_offset);
   // Pseudo-files ([vdso], anonymous JIT memory) and files replaced since the

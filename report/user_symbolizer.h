@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -16,10 +17,14 @@ namespace ebprof::report {
 // demangled once.
 class UserSymbolizer {
  public:
+  // `captures` are the process's maps captures from the one in effect at the
+  // sample's time onwards: the first that maps the address is used, so code
+  // mapped after a capture (libraries loaded at start-up, dlopen) is still
+  // found, while the capture in effect wins when a range was reused.
   // `lookup` is the address to search for (a return address minus one for
   // caller frames, so a call at the very end of a function still names it);
   // `address` is what is shown when it cannot be named.
-  Frame resolve(const format::ProcessInfo* process, uint64_t address, uint64_t lookup);
+  Frame resolve(std::span<const format::ProcessInfo> captures, uint64_t address, uint64_t lookup);
 
  private:
   struct Binary {

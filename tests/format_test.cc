@@ -232,6 +232,27 @@ TEST(Reader, SampleReferringToAnUndefinedStackIsDamage) {
   EXPECT_EQ(c.batches.size(), 1u);
 }
 
+TEST(Reader, OversizedFieldsAreDamageNotAllocations) {
+  std::string path = temp_file("deep.data");
+  SampleBatch deep = second_batch();
+  deep.stacks[0].user.assign(kMaxStackFrames + 1, 0x401000);
+  write_recording(path, true, deep);
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.warning.find("stack deeper than 127 frames"), std::string::npos) << r.warning;
+
+  // One long module name shared by many symbols must not be copied per symbol.
+  auto w = RecordingWriter::create(path);
+  w.write(make_info());
+  w.write(std::vector<KernelSymbol>{{0x1000, "f", std::string(kMaxModuleName + 1, 'm')}});
+  w.close();
+  Collected k;
+  r = read_recording(path, k);
+  EXPECT_NE(r.warning.find("kernel module name of 57 bytes"), std::string::npos) << r.warning;
+  EXPECT_TRUE(k.kernel_symbols.empty());
+}
+
 TEST(Writer, UnwritablePathIsOneClearError) {
   try {
     RecordingWriter::create("/nonexistent-dir/x.data");

@@ -100,13 +100,31 @@ TEST(ProcessTracker, CapturesOnFirstSightAndAgainForUnmappedAddresses) {
   EXPECT_TRUE(tracker.observe(7, inside, true, 0));
   EXPECT_FALSE(tracker.observe(7, inside, true, 1));
   EXPECT_FALSE(tracker.observe(0, inside, true, 1));  // idle: nothing to read
-  // Too soon after the last read: rate-limited.
+  // Too soon after the last read: rate-limited, but not forgotten: a later
+  // sample of a known stack triggers the pending re-read.
   EXPECT_FALSE(tracker.observe(7, outside, true, 1000));
-  auto again = tracker.observe(7, outside, true, ProcessTracker::kRereadIntervalNs + 1);
+  auto again = tracker.observe(7, inside, false, ProcessTracker::kRereadIntervalNs + 1);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->mappings.size(), 2u);
   EXPECT_FALSE(tracker.observe(7, outside, true, 3 * ProcessTracker::kRereadIntervalNs));
   EXPECT_EQ(reads, 2);
+}
+
+TEST(ProcessTracker, AnEmptyRereadOfAnExitingProcessIsNotReported) {
+  int reads = 0;
+  ProcessTracker tracker([&](uint32_t pid, uint64_t now) {
+    format::ProcessInfo p{pid, "x", now, {}, ""};
+    if (++reads == 1)
+      p.mappings = {{0x1000, 0x2000, 0, "/bin/a"}};
+    return p;
+  });
+  std::vector<uint64_t> inside = {0x1100}, outside = {0x9100};
+  EXPECT_TRUE(tracker.observe(7, inside, true, 0));
+  EXPECT_FALSE(tracker.observe(7, outside, true, ProcessTracker::kRereadIntervalNs));
+  EXPECT_EQ(reads, 2);
+  // A process whose very first read finds nothing is reported: the file says
+  // why its frames have no names.
+  EXPECT_TRUE(tracker.observe(8, inside, true, 0));
 }
 
 struct Count : format::RecordingVisitor {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sstream>
 
@@ -43,13 +45,13 @@ TEST(UserSymbolizer, NamesFunctionsInAPieAndASharedLibrary) {
   UserSymbolizer user;
   auto p = self();
   uint64_t lib_fn = address_of(&demo::hot_leaf);
-  Frame f = user.resolve(&p, lib_fn + 4, lib_fn + 4);
+  Frame f = user.resolve({&p, 1}, lib_fn + 4, lib_fn + 4);
   EXPECT_EQ(f.name, "demo::hot_leaf(unsigned long)");
   EXPECT_EQ(f.module, "libebprof_demo.so");
   EXPECT_TRUE(f.resolved);
 
   uint64_t exe_fn = address_of(&ebprof_test_marker);
-  f = user.resolve(&p, exe_fn, exe_fn);
+  f = user.resolve({&p, 1}, exe_fn, exe_fn);
   EXPECT_EQ(f.name, "ebprof_test_marker");
   EXPECT_FALSE(f.kernel);
 }
@@ -60,21 +62,49 @@ TEST(UserSymbolizer, NeverGuessesANameForUnknownCode) {
   void* anon = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(anon, MAP_FAILED);
   auto with_anon = self();
-  Frame f = user.resolve(&with_anon, address_of(anon) + 16, address_of(anon) + 16);
+  Frame f = user.resolve({&with_anon, 1}, address_of(anon) + 16, address_of(anon) + 16);
   EXPECT_FALSE(f.resolved);
   EXPECT_EQ(f.name.rfind("[unknown]", 0), 0u) << f.name;
   munmap(anon, 4096);
 
-  f = user.resolve(&p, 0x10, 0x10);
+  f = user.resolve({&p, 1}, 0x10, 0x10);
   EXPECT_EQ(f.name, "[unknown] (0x10, no mapping)");
-  f = user.resolve(nullptr, 0x1234, 0x1234);
+  f = user.resolve({}, 0x1234, 0x1234);
   EXPECT_EQ(f.name, "[unknown] (0x1234, process maps not recorded)");
 
   // A binary that is gone from disk: module and offset, no name.
   format::ProcessInfo moved{1, "x", 0, {{0x400000, 0x500000, 0x1000, "/nonexistent/bin/app"}}, ""};
-  f = user.resolve(&moved, 0x400010, 0x400010);
+  f = user.resolve({&moved, 1}, 0x400010, 0x400010);
   EXPECT_EQ(f.name, "[unknown] (app+0x1010)");
   EXPECT_EQ(f.module, "app");
+}
+
+TEST(UserSymbolizer, NeverOpensAFifoOrDeviceNamedByARecording) {
+  std::string fifo = testing::TempDir() + "/not-a-binary.fifo";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  UserSymbolizer user;
+  for (const std::string& path : {fifo, std::string("/dev/null")}) {
+    format::ProcessInfo p{1, "x", 0, {{0x400000, 0x500000, 0, path}}, ""};
+    Frame f = user.resolve({&p, 1}, 0x400010, 0x400010);  // would block forever on open()
+    EXPECT_FALSE(f.resolved) << path;
+  }
+  unlink(fifo.c_str());
+}
+
+TEST(UserSymbolizer, CodeMappedAfterACaptureIsFoundInALaterOne) {
+  UserSymbolizer user;
+  uint64_t exe_fn = address_of(&ebprof_test_marker);
+  format::ProcessInfo early{1, "x", 0, {}, ""};  // e.g. read while ld.so was still mapping
+  std::vector<format::ProcessInfo> captures = {early, self()};
+  EXPECT_EQ(user.resolve(captures, exe_fn, exe_fn).name, "ebprof_test_marker");
+  // The capture in effect wins over a later one that maps the range elsewhere.
+  format::ProcessInfo other{1, "x", 0, {{exe_fn - 0x10, exe_fn + 0x10, 0, "/nonexistent/b"}}, ""};
+  std::vector<format::ProcessInfo> reused = {self(), other};
+  EXPECT_EQ(user.resolve(reused, exe_fn, exe_fn).name, "ebprof_test_marker");
+  format::ProcessInfo gone{1, "x", 0, {}, "process exited before its maps were read"};
+  EXPECT_EQ(user.resolve({&gone, 1}, 0x10, 0x10).name,
+            "[unknown] (0x10, process exited before its maps were read)");
 }
 
 TEST(ElfSymbolTable, MissingOrForeignFilesAreErrors) {
@@ -115,6 +145,24 @@ TEST(FoldedWriter, RootFirstCommFirstMergedAndSorted) {
             "hotcold;main;demo::caller_a();demo::hot_leaf(unsigned long) 71\n"
             "hotcold;main;demo::caller_b();demo::hot_leaf(unsigned long) 25\n"
             "hotcold;main;demo::caller_b();demo::hot_leaf(unsigned long);irq_exit 5\n");
+}
+
+TEST(FoldedWriter, SeparatorsInCommsAndNamesCannotForgeFrames) {
+  std::ostringstream out;
+  write_folded(out, {{1, "evil;comm\nx", 3, {{"f;g", "m", false, true}}}});
+  EXPECT_EQ(out.str(), "evil_comm_x;f_g 3\n");
+}
+
+TEST(TopWriter, LongNamesKeepTheirRowIntact) {
+  Profile profile;
+  std::string name(3000, 'n');
+  std::ostringstream out;
+  write_top(out, profile,
+            {{1, "c", 2, {{name, "m", false, true}}}, {1, "c", 1, {{"g", "m", false, true}}}},
+            {.rows = 0});
+  std::string text = out.str();
+  EXPECT_NE(text.find("[.] " + name + "\n"), std::string::npos);
+  EXPECT_NE(text.find("[.] g\n"), std::string::npos);
 }
 
 TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
