@@ -44,6 +44,8 @@ struct Mapping {
   end @1 :UInt64;               # exclusive
   fileOffset @2 :UInt64;        # offset in the file of start
   path @3 :Text;                # as /proc/PID/maps shows it ("[vdso]" for pseudo-files)
+  buildId @4 :Data;             # GNU build-id of the mapped file; empty when none or unreadable
+  debuglink @5 :Text;           # its .gnu_debuglink file name; empty when none
 }
 
 # Frame kind 4: samples, plus the stacks and comm strings they introduce.

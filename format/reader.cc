@@ -85,8 +85,14 @@ ProcessInfo decode(schema::Process::Reader r) {
   p.pid = r.getPid();
   p.comm = str(r.getComm());
   p.captured_at_ns = r.getCapturedAtNs();
-  for (auto m : r.getMappings())
-    p.mappings.push_back(Mapping{m.getStart(), m.getEnd(), m.getFileOffset(), str(m.getPath())});
+  for (auto m : r.getMappings()) {
+    auto build_id = m.getBuildId();
+    if (build_id.size() > kMaxBuildId)
+      throw FrameDamage{"build-id of " + std::to_string(build_id.size()) + " bytes"};
+    p.mappings.push_back(Mapping{m.getStart(), m.getEnd(), m.getFileOffset(), str(m.getPath()),
+                                 std::string(build_id.asChars().begin(), build_id.size()),
+                                 str(m.getDebuglink())});
+  }
   p.maps_error = str(r.getMapsError());
   return p;
 }

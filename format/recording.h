@@ -14,6 +14,7 @@ namespace ebprof::format {
 // name length (MODULE_NAME_LEN).
 inline constexpr size_t kMaxStackFrames = 127;
 inline constexpr size_t kMaxModuleName = 56;
+inline constexpr size_t kMaxBuildId = 64;  // SHA-1 build-ids are 20 bytes
 
 struct RecordingInfo {
   std::string writer_version;
@@ -41,6 +42,8 @@ struct Mapping {
   uint64_t end = 0;  // exclusive
   uint64_t file_offset = 0;
   std::string path;
+  std::string build_id;   // raw bytes; empty when the file has none or was unreadable
+  std::string debuglink;  // .gnu_debuglink name; empty when none
 };
 
 struct ProcessInfo {

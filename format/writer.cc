@@ -176,6 +176,9 @@ void RecordingWriter::write(const ProcessInfo& process) {
     mb.setEnd(m.end);
     mb.setFileOffset(m.file_offset);
     mb.setPath(text(m.path));
+    mb.setBuildId(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(m.build_id.data()),
+                                      m.build_id.size()));
+    mb.setDebuglink(text(m.debuglink));
   }
   b.setMapsError(text(process.maps_error));
   write_message(FrameKind::kProcess, message);

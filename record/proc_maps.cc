@@ -61,7 +61,7 @@ std::vector<format::Mapping> parse_proc_maps(std::string_view text) {
   return out;
 }
 
-format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns) {
+format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns, ElfIdentities& identities) {
   format::ProcessInfo p;
   p.pid = pid;
   p.captured_at_ns = now_ns;
@@ -79,6 +79,11 @@ format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns) {
     return p;
   }
   p.mappings = parse_proc_maps(text);
+  for (format::Mapping& m : p.mappings) {
+    ElfIdentity id = identities.lookup(pid, m);
+    m.build_id = std::move(id.build_id);
+    m.debuglink = std::move(id.debuglink);
+  }
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "format/recording.h"
+#include "record/elf_identities.h"
 
 namespace ebprof::record {
 
@@ -14,9 +15,10 @@ namespace ebprof::record {
 // pointer, so the others are not kept.
 std::vector<format::Mapping> parse_proc_maps(std::string_view text);
 
-// comm and executable mappings of process `pid` as /proc shows them now. When
-// they cannot be read (the process exited, permissions), maps_error says why.
-format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns);
+// comm and executable mappings of process `pid` as /proc shows them now,
+// each with the identity of its file. When they cannot be read (the process
+// exited, permissions), maps_error says why.
+format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns, ElfIdentities& identities);
 
 // The process (thread group) that thread or process `id` belongs to, or
 // nullopt when there is no such task.

@@ -119,7 +119,10 @@ void run_session(const RecordOptions& o) {
   info.transport = "ringbuf";
   writer.write(info);
   write_kernel_symbols(writer);
-  recorder = std::make_unique<Recorder>(writer, read_process);
+  recorder = std::make_unique<Recorder>(
+      writer, [identities = ElfIdentities()](uint32_t pid, uint64_t now) mutable {
+        return read_process(pid, now, identities);
+      });
 
   set_stop_handlers(on_stop_signal);
   std::optional<ChildProcess> child;

@@ -60,6 +60,11 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
   const Binary& bin = binary(m->path);
   if (!bin.table)
     return unknown(module, where);
+  // The file at the path must be the one that ran: a rebuild, an upgrade or
+  // another machine's copy would name the wrong functions. A mapping without
+  // a recorded build-id (the file had none) cannot be checked.
+  if (!m->build_id.empty() && m->build_id != bin.table->identity().build_id)
+    return unknown(module, where + ", build-id mismatch");
   auto vaddr = bin.table->offset_to_vaddr(lookup - m->start + m->file_offset);
   const ElfSymbol* sym = vaddr ? bin.table->find(*vaddr) : nullptr;
   if (!sym)

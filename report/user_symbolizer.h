@@ -6,8 +6,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/elf_file.h"
 #include "format/recording.h"
-#include "report/elf_symbols.h"
 #include "report/frame.h"
 
 namespace ebprof::report {

@@ -136,6 +136,27 @@ TEST(EndToEnd, FollowsTheChildrenOfTheCommand) {
   expect_hotcold_profile(data);
 }
 
+// The binary at the recorded path is replaced after recording (a rebuild, an
+// upgrade): its frames must become unknown with the reason, never take names
+// from the new file.
+TEST(EndToEnd, AReplacedBinaryNeverLendsItsNames) {
+  REQUIRE_BPF();
+  fs::path dir = fs::path(testing::TempDir()) / "replaced";
+  fs::create_directories(dir);
+  fs::path exe = dir / "hotcold";
+  fs::copy_file(kHotcold, exe, fs::copy_options::overwrite_existing);
+  std::string data = temp_file("replaced.data");
+  ASSERT_EQ(run(kRecord + " -F 499 -o " + data + " -- " + exe.string() + " 1").status, 0);
+  fs::copy_file(kRecord, exe, fs::copy_options::overwrite_existing);  // another ELF, same path
+
+  Outcome folded = run(kReport + " -i " + data + " --format folded");
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  EXPECT_NE(folded.out.find("[unknown] (hotcold+0x"), std::string::npos) << folded.out;
+  EXPECT_NE(folded.out.find(", build-id mismatch);" + kLeafChain), std::string::npos)
+      << folded.out;
+  EXPECT_EQ(folded.out.find("caller_a"), std::string::npos) << folded.out;
+}
+
 TEST(EndToEnd, AWorkloadIgnoringSigtermDoesNotHangTheStop) {
   REQUIRE_BPF();
   auto start = std::chrono::steady_clock::now();

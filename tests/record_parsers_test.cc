@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "common/error.h"
@@ -57,11 +58,25 @@ TEST(ProcMaps, KeepsExecutableMappingsWithOffsetsAndPaths) {
 }
 
 TEST(ProcMaps, ReadsThisProcessAndExplainsAMissingOne) {
-  auto self = read_process(static_cast<uint32_t>(getpid()), 1);
+  ElfIdentities identities;
+  auto self = read_process(static_cast<uint32_t>(getpid()), 1, identities);
   EXPECT_TRUE(self.maps_error.empty());
+  // Every mapping of our own executable carries its build-id (Debian links
+  // with --build-id).
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string build_id = read_elf_identity(exe).build_id;
+  EXPECT_EQ(build_id.size(), 20u);
+  int exe_mappings = 0;
+  for (const auto& m : self.mappings) {
+    if (m.path != exe)
+      continue;
+    ++exe_mappings;
+    EXPECT_EQ(m.build_id, build_id);
+  }
+  EXPECT_GT(exe_mappings, 0);
   EXPECT_FALSE(self.mappings.empty());
   EXPECT_FALSE(self.comm.empty());
-  auto gone = read_process(0x3fffffff, 1);  // above pid_max: cannot exist
+  auto gone = read_process(0x3fffffff, 1, identities);  // above pid_max: cannot exist
   EXPECT_TRUE(gone.mappings.empty());
   EXPECT_EQ(gone.maps_error, "process exited before its maps were read");
 }

@@ -5,10 +5,10 @@
 
 #include <sstream>
 
+#include "common/elf_file.h"
 #include "common/error.h"
 #include "record/proc_maps.h"
 #include "report/demangle.h"
-#include "report/elf_symbols.h"
 #include "report/folded_writer.h"
 #include "report/kernel_symbolizer.h"
 #include "report/top_writer.h"
@@ -38,7 +38,8 @@ TEST(Demangle, CppNamesBecomeReadableOthersStay) {
 // The live mappings of this (PIE) test process, which loads libebprof_demo.so
 // at a random base: symbolizing through them exercises load bias for both.
 format::ProcessInfo self() {
-  return record::read_process(static_cast<uint32_t>(getpid()), 0);
+  record::ElfIdentities identities;
+  return record::read_process(static_cast<uint32_t>(getpid()), 0, identities);
 }
 
 TEST(UserSymbolizer, NamesFunctionsInAPieAndASharedLibrary) {
@@ -105,6 +106,20 @@ TEST(UserSymbolizer, CodeMappedAfterACaptureIsFoundInALaterOne) {
   format::ProcessInfo gone{1, "x", 0, {}, "process exited before its maps were read"};
   EXPECT_EQ(user.resolve({&gone, 1}, 0x10, 0x10).name,
             "[unknown] (0x10, process exited before its maps were read)");
+}
+
+// A binary at the recorded path that is not the one that ran (rebuilt,
+// upgraded, another machine's) must never lend its names.
+TEST(UserSymbolizer, ABinaryWithAnotherBuildIdIsNeverUsed) {
+  UserSymbolizer user;
+  uint64_t exe_fn = address_of(&ebprof_test_marker);
+  auto p = self();
+  for (auto& m : p.mappings)
+    if (!m.build_id.empty())
+      m.build_id[0] ^= 0xff;
+  Frame f = user.resolve({&p, 1}, exe_fn, exe_fn);
+  EXPECT_FALSE(f.resolved);
+  EXPECT_NE(f.name.find("build-id mismatch"), std::string::npos) << f.name;
 }
 
 TEST(ElfSymbolTable, MissingOrForeignFilesAreErrors) {

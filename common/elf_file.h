@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace ebprof::report {
+namespace ebprof {
 
 struct ElfSymbol {
   uint64_t address = 0;  // ELF virtual address
@@ -13,12 +13,34 @@ struct ElfSymbol {
   std::string name;  // as in the file (mangled)
 };
 
+// A PT_LOAD segment: file bytes [offset, offset + file_size) at vaddr.
+struct LoadSegment {
+  uint64_t offset = 0;
+  uint64_t vaddr = 0;
+  uint64_t file_size = 0;
+};
+
+// What identifies an ELF file's contents, so that a reader on another machine
+// or years later can tell whether the file it has is the one that ran.
+struct ElfIdentity {
+  std::string build_id;   // raw bytes of the GNU build-id note; empty when there is none
+  std::string debuglink;  // file name in .gnu_debuglink; empty when there is none
+  bool operator==(const ElfIdentity&) const = default;
+};
+
+// Reads only the identity (program headers and notes, not symbols): cheap
+// enough for every mapping of every sampled process. Throws Error when
+// `path` is not a readable regular ELF file.
+ElfIdentity read_elf_identity(const std::string& path);
+
 // The function symbols and loadable segments of one ELF file: what is needed
 // to turn a sampled address into a name. The file is closed after loading.
 class ElfSymbolTable {
  public:
-  // Throws Error when the file is missing or not a readable ELF.
+  // Throws Error when `path` is not a readable regular ELF file.
   static ElfSymbolTable load(const std::string& path);
+
+  const ElfIdentity& identity() const { return identity_; }
 
   // The ELF virtual address at file offset `offset`, if a PT_LOAD segment
   // maps it. Mapping offsets come from /proc/PID/maps, so this is where PIE
@@ -32,11 +54,9 @@ class ElfSymbolTable {
   size_t size() const { return symbols_.size(); }
 
  private:
-  struct Segment {
-    uint64_t offset, vaddr, file_size;
-  };
-  std::vector<Segment> segments_;
+  ElfIdentity identity_;
+  std::vector<LoadSegment> segments_;
   std::vector<ElfSymbol> symbols_;  // ascending address, one per address
 };
 
-}  // namespace ebprof::report
+}  // namespace ebprof

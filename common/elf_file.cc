@@ -1,0 +1,172 @@
+#include "common/elf_file.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "common/error.h"
+#include "common/unique_fd.h"
+
+namespace ebprof {
+namespace {
+
+struct ElfEnd {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
+
+// An ELF handle with the descriptor it reads from (libelf does not own it).
+struct OpenElf {
+  UniqueFd fd;
+  ElfHandle elf;
+};
+
+OpenElf open_elf(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE)
+    throw Error("libelf is unusable");
+  // Paths come from recordings and /proc: never block on a FIFO or poke a
+  // device.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd)
+    throw_errno("cannot open " + path, errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(path + " is not a regular file");
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
+    throw Error(path + " is not an ELF file");
+  return OpenElf{std::move(fd), std::move(elf)};
+}
+
+std::vector<GElf_Phdr> program_headers(Elf* elf, const std::string& path) {
+  size_t count = 0;
+  if (elf_getphdrnum(elf, &count) != 0)
+    throw Error(path + ": unreadable program headers");
+  std::vector<GElf_Phdr> out;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph))
+      out.push_back(ph);
+  }
+  return out;
+}
+
+std::string build_id_of(Elf* elf, const std::string& path) {
+  for (const GElf_Phdr& ph : program_headers(elf, path)) {
+    if (ph.p_type != PT_NOTE)
+      continue;
+    Elf_Data* data = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+    if (!data)
+      continue;
+    GElf_Nhdr note;
+    size_t offset = 0, name_at = 0, desc_at = 0;
+    while ((offset = gelf_getnote(data, offset, &note, &name_at, &desc_at)) > 0) {
+      const char* base = static_cast<const char*>(data->d_buf);
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
+          std::memcmp(base + name_at, "GNU", 4) == 0)
+        return std::string(base + desc_at, note.n_descsz);
+    }
+  }
+  return "";
+}
+
+std::string debuglink_of(Elf* elf) {
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0)
+    return "";
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    const char* name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+    if (!name || std::strcmp(name, ".gnu_debuglink") != 0)
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf || data->d_size == 0)
+      return "";
+    const char* file = static_cast<const char*>(data->d_buf);
+    return std::string(file, strnlen(file, data->d_size));
+  }
+  return "";
+}
+
+ElfIdentity identity_of(Elf* elf, const std::string& path) {
+  return ElfIdentity{build_id_of(elf, path), debuglink_of(elf)};
+}
+
+void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, std::vector<ElfSymbol>& out) {
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data || shdr.sh_entsize == 0)
+    return;
+  size_t count = shdr.sh_size / shdr.sh_entsize;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Sym sym;
+    if (!gelf_getsym(data, static_cast<int>(i), &sym))
+      break;
+    int type = GELF_ST_TYPE(sym.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+        sym.st_value == 0)
+      continue;
+    const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+    if (!name || !*name)
+      continue;
+    out.push_back({sym.st_value, sym.st_size, name});
+  }
+}
+
+}  // namespace
+
+ElfIdentity read_elf_identity(const std::string& path) {
+  OpenElf elf = open_elf(path);
+  return identity_of(elf.elf.get(), path);
+}
+
+ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
+  OpenElf elf = open_elf(path);
+  ElfSymbolTable table;
+  table.identity_ = identity_of(elf.elf.get(), path);
+  for (const GElf_Phdr& ph : program_headers(elf.elf.get(), path))
+    if (ph.p_type == PT_LOAD)
+      table.segments_.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+
+  // .symtab is complete; .dynsym is what a stripped binary still has. Read
+  // both: duplicates are removed below.
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.elf.get(), scn));) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM))
+      read_functions(elf.elf.get(), scn, shdr, table.symbols_);
+  }
+  auto& syms = table.symbols_;
+  // At one address keep the symbol with the largest size (aliases such as
+  // __libc_malloc/malloc share an address; any name is right, a size is not).
+  std::sort(syms.begin(), syms.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    return a.address != b.address ? a.address < b.address : a.size > b.size;
+  });
+  syms.erase(
+      std::unique(syms.begin(), syms.end(),
+                  [](const ElfSymbol& a, const ElfSymbol& b) { return a.address == b.address; }),
+      syms.end());
+  return table;
+}
+
+std::optional<uint64_t> ElfSymbolTable::offset_to_vaddr(uint64_t offset) const {
+  for (const LoadSegment& s : segments_)
+    if (offset >= s.offset && offset < s.offset + s.file_size)
+      return s.vaddr + (offset - s.offset);
+  return std::nullopt;
+}
+
+const ElfSymbol* ElfSymbolTable::find(uint64_t vaddr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                             [](uint64_t a, const ElfSymbol& s) { return a < s.address; });
+  if (it == symbols_.begin())
+    return nullptr;
+  --it;
+  return vaddr < it->address + it->size ? &*it : nullptr;
+}
+
+}  // namespace ebprof
