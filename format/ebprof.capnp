@@ -21,12 +21,14 @@ struct RecordingInfo {
   transport @11 :Text;          # "ringbuf"
 }
 
-# Frame kind 2: a /proc/kallsyms snapshot (text symbols only).
+# Frame kind 2: the kallsyms text symbols that sampled kernel addresses fall
+# in, written before the first batch that needs them. Several frames add up.
 struct KernelSymbols {
   addresses @0 :List(UInt64);   # ascending
   names @1 :List(Text);         # parallel to addresses
   moduleIndex @2 :List(UInt16); # parallel; index into modules, 0 = the kernel image
   modules @3 :List(Text);       # modules[0] is ""
+  sizes @4 :List(UInt64);       # parallel; a symbol covers [address, address + size)
 }
 
 # Frame kind 3: what is known about one process, captured at capturedAtNs.

@@ -63,19 +63,21 @@ std::vector<KernelSymbol> decode(schema::KernelSymbols::Reader r) {
   auto addresses = r.getAddresses();
   auto names = r.getNames();
   auto module_index = r.getModuleIndex();
+  auto sizes = r.getSizes();
   auto modules = strs(r.getModules());
   // Each symbol copies its module's name: a long one would multiply.
   for (const auto& m : modules)
     if (m.size() > kMaxModuleName)
       throw FrameDamage{"kernel module name of " + std::to_string(m.size()) + " bytes"};
-  if (names.size() != addresses.size() || module_index.size() != addresses.size())
+  if (names.size() != addresses.size() || module_index.size() != addresses.size() ||
+      sizes.size() != addresses.size())
     throw FrameDamage{"kernel symbol lists differ in length"};
   std::vector<KernelSymbol> out(addresses.size());
   for (size_t i = 0; i < out.size(); ++i) {
     if (module_index[i] >= modules.size())
       throw FrameDamage{"kernel symbol refers to module " + std::to_string(module_index[i]) +
                         " of " + std::to_string(modules.size())};
-    out[i] = KernelSymbol{addresses[i], str(names[i]), modules[module_index[i]]};
+    out[i] = KernelSymbol{addresses[i], str(names[i]), modules[module_index[i]], sizes[i]};
   }
   return out;
 }

@@ -35,6 +35,7 @@ struct KernelSymbol {
   uint64_t address = 0;
   std::string name;
   std::string module;  // empty for the kernel image
+  uint64_t size = 0;   // the symbol covers [address, address + size)
 };
 
 struct Mapping {

@@ -141,10 +141,12 @@ void RecordingWriter::write(const std::vector<KernelSymbol>& symbols) {
   auto addresses = b.initAddresses(symbols.size());
   auto names = b.initNames(symbols.size());
   auto module_index = b.initModuleIndex(symbols.size());
+  auto sizes = b.initSizes(symbols.size());
   for (size_t i = 0; i < symbols.size(); ++i) {
     const auto& s = symbols[i];
     addresses.set(i, s.address);
     names.set(i, text(s.name));
+    sizes.set(i, s.size);
     // kallsyms lists each module's symbols together: a linear search from
     // the back almost always hits on the first compare.
     size_t m = modules.size();

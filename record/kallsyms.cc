@@ -39,12 +39,88 @@ std::vector<format::KernelSymbol> parse_kallsyms(std::string_view text) {
   return out;
 }
 
+std::vector<ModuleRange> parse_proc_modules(std::string_view text) {
+  // "ext4 1024000 2 jbd2,mbcache, Live 0xffffffffc0a00000"
+  std::vector<ModuleRange> out;
+  while (!text.empty()) {
+    std::string_view line = take_line(text);
+    std::vector<std::string_view> fields;
+    while (!line.empty()) {
+      size_t start = line.find_first_not_of(' ');
+      if (start == std::string_view::npos)
+        break;
+      line.remove_prefix(start);
+      size_t end = std::min(line.find(' '), line.size());
+      fields.push_back(line.substr(0, end));
+      line.remove_prefix(end);
+    }
+    if (fields.size() < 6 || !fields[5].starts_with("0x"))
+      continue;
+    uint64_t size = 0, start = 0;
+    std::string_view address = fields[5].substr(2);
+    if (std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), size).ec !=
+            std::errc() ||
+        std::from_chars(address.data(), address.data() + address.size(), start, 16).ec !=
+            std::errc() ||
+        start == 0)
+      continue;  // hidden by kptr_restrict: no range to bound with
+    out.push_back({std::string(fields[0]), start, start + size});
+  }
+  return out;
+}
+
+void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
+                          const std::vector<ModuleRange>& modules) {
+  uint64_t etext = 0;
+  for (const auto& s : symbols)
+    if (s.module.empty() && s.name == "_etext")
+      etext = s.address;
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    auto& s = symbols[i];
+    uint64_t end = s.address + kMaxUnboundedSymbol;
+    if (s.module.empty() && s.address < etext) {
+      end = etext;
+    } else {
+      for (const auto& m : modules)
+        if (m.name == s.module && s.address >= m.start && s.address < m.end)
+          end = m.end;
+    }
+    if (i + 1 < symbols.size() && symbols[i + 1].address > s.address)
+      end = std::min(end, symbols[i + 1].address);
+    s.size = end > s.address ? end - s.address : 0;
+  }
+}
+
 bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols) {
   return std::all_of(symbols.begin(), symbols.end(), [](const auto& s) { return s.address == 0; });
 }
 
 std::vector<format::KernelSymbol> read_kallsyms() {
-  return parse_kallsyms(read_proc_file("/proc/kallsyms"));
+  std::vector<format::KernelSymbol> symbols = parse_kallsyms(read_proc_file("/proc/kallsyms"));
+  std::string modules;
+  try_read_proc_file("/proc/modules", modules);  // missing without module support
+  bound_kernel_symbols(symbols, parse_proc_modules(modules));
+  return symbols;
+}
+
+KernelSymbolIndex::KernelSymbolIndex(std::vector<format::KernelSymbol> symbols)
+    : symbols_(std::move(symbols)), taken_(symbols_.size()) {}
+
+void KernelSymbolIndex::take_new(std::span<const uint64_t> stack,
+                                 std::vector<format::KernelSymbol>& out) {
+  for (size_t frame = 0; frame < stack.size(); ++frame) {
+    uint64_t ip = stack[frame] - (frame > 0);
+    auto it =
+        std::upper_bound(symbols_.begin(), symbols_.end(), ip,
+                         [](uint64_t a, const format::KernelSymbol& s) { return a < s.address; });
+    if (it == symbols_.begin())
+      continue;
+    size_t i = static_cast<size_t>(it - symbols_.begin()) - 1;
+    if (taken_[i] || ip >= symbols_[i].address + symbols_[i].size)
+      continue;
+    taken_[i] = true;
+    out.push_back(symbols_[i]);
+  }
 }
 
 }  // namespace ebprof::record

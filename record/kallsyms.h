@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -8,13 +11,48 @@
 namespace ebprof::record {
 
 // Text symbols (types t, T, w, W) of /proc/kallsyms-formatted `text`, sorted
-// by address. Malformed lines are skipped.
+// by address, without sizes. Malformed lines are skipped.
 std::vector<format::KernelSymbol> parse_kallsyms(std::string_view text);
+
+// A loaded module's address range, from /proc/modules.
+struct ModuleRange {
+  std::string name;
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+
+std::vector<ModuleRange> parse_proc_modules(std::string_view text);
+
+// Gives every symbol a size that ends where the next symbol starts, and never
+// past the end of the code it belongs to: its module's range, or _etext for
+// the kernel image. Symbols of pseudo-modules (bpf, ftrace trampolines) and
+// of the image past _etext are capped at kMaxUnboundedSymbol, since nothing
+// bounds them: an address beyond that is unknown rather than misnamed.
+inline constexpr uint64_t kMaxUnboundedSymbol = 4096;
+void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
+                          const std::vector<ModuleRange>& modules);
 
 // True when every address is zero: kernel.kptr_restrict hides them from us.
 bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols);
 
-// Reads and parses /proc/kallsyms.
+// /proc/kallsyms, bounded with /proc/modules (absent on kernels without
+// loadable modules).
 std::vector<format::KernelSymbol> read_kallsyms();
+
+// The kernel's symbols, handed out as samples need them: each symbol that
+// covers a sampled address is returned once, so the recording embeds the
+// few hundred symbols samples use instead of the whole table.
+class KernelSymbolIndex {
+ public:
+  explicit KernelSymbolIndex(std::vector<format::KernelSymbol> symbols);
+  // Appends to `out` the symbols that `stack` (leaf first: the interrupted
+  // IP, then return addresses, looked up at address - 1 as the report does)
+  // needs and that were not handed out yet.
+  void take_new(std::span<const uint64_t> stack, std::vector<format::KernelSymbol>& out);
+
+ private:
+  std::vector<format::KernelSymbol> symbols_;  // ascending, bounded
+  std::vector<bool> taken_;
+};
 
 }  // namespace ebprof::record

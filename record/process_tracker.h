@@ -31,6 +31,8 @@ class ProcessTracker {
   std::optional<format::ProcessInfo> observe(uint32_t pid, std::span<const uint64_t> user,
                                              bool new_stack, uint64_t now_ns);
 
+  size_t process_count() const { return known_.size(); }
+
  private:
   struct Known {
     std::vector<format::Mapping> mappings;

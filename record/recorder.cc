@@ -5,8 +5,11 @@
 
 namespace ebprof::record {
 
-Recorder::Recorder(format::RecordingWriter& writer, ProcessTracker::Reader read_process)
-    : writer_(writer), tracker_(std::move(read_process)) {}
+Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
+                   ProcessTracker::Reader read_process)
+    : writer_(writer),
+      tracker_(std::move(read_process)),
+      kernel_symbols_(std::move(kernel_symbols)) {}
 
 uint32_t Recorder::intern_comm(std::string_view comm) {
   auto [it, inserted] =
@@ -26,11 +29,13 @@ void Recorder::on_record(std::span<const std::byte> record) {
     batch_started_ns_ = monotonic_ns();
 
   auto [stack_id, is_new] = interner_.intern(s->kernel, s->user);
-  if (is_new)
+  if (is_new) {
     batch_.stacks.push_back(interner_.stack(stack_id));
+    kernel_symbols_.take_new(s->kernel, pending_kernel_symbols_);
+  }
   if (auto process = tracker_.observe(s->tgid, s->user, is_new, s->time_ns)) {
     writer_.write(*process);
-    ++stats_.processes;
+    ++stats_.captures;
   }
   batch_.samples.push_back(format::Sample{
       s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm)});
@@ -44,6 +49,10 @@ void Recorder::flush(uint64_t now_ns, bool force) {
     return;
   if (!force && now_ns < batch_started_ns_ + kMaxBatchAgeNs)
     return;
+  if (!pending_kernel_symbols_.empty()) {
+    writer_.write(pending_kernel_symbols_);
+    pending_kernel_symbols_.clear();
+  }
   writer_.write(batch_);
   batch_.first_stack_id = interner_.size();
   batch_.first_comm_id = static_cast<uint32_t>(comm_ids_.size());

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "format/writer.h"
+#include "record/kallsyms.h"
 #include "record/process_tracker.h"
 #include "record/stack_interner.h"
 
@@ -15,11 +16,12 @@ namespace ebprof::record {
 struct RecorderStats {
   uint64_t samples = 0;
   uint64_t malformed = 0;  // ring-buffer records that failed decoding
-  uint64_t processes = 0;  // process frames written
+  uint64_t captures = 0;   // process maps captures written
 };
 
 // Turns ring-buffer records into frames: interns stacks and comms, captures
-// process maps on first sight, and writes samples in batches. A batch is
+// process maps on first sight, collects the kernel symbols new stacks need,
+// and writes samples in batches, each after the symbols it needs. A batch is
 // written when it is full or a second old, which bounds both memory and what
 // a killed recorder can lose.
 class Recorder {
@@ -27,7 +29,8 @@ class Recorder {
   static constexpr size_t kMaxBatchSamples = 16384;
   static constexpr uint64_t kMaxBatchAgeNs = 1'000'000'000;
 
-  Recorder(format::RecordingWriter& writer, ProcessTracker::Reader read_process);
+  Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
+           ProcessTracker::Reader read_process);
 
   void on_record(std::span<const std::byte> record);
   // Writes the pending batch if it is full or old enough (or if `force`).
@@ -35,6 +38,7 @@ class Recorder {
 
   const RecorderStats& stats() const { return stats_; }
   uint32_t stack_count() const { return interner_.size(); }
+  size_t process_count() const { return tracker_.process_count(); }
 
  private:
   uint32_t intern_comm(std::string_view comm);
@@ -42,6 +46,8 @@ class Recorder {
   format::RecordingWriter& writer_;
   ProcessTracker tracker_;
   StackInterner interner_;
+  KernelSymbolIndex kernel_symbols_;
+  std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;
   format::SampleBatch batch_;
   uint64_t batch_started_ns_ = 0;

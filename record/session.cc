@@ -82,7 +82,7 @@ void keep_previous(const std::string& path) {
     throw_errno("cannot move the existing " + path + " to " + path + ".old", errno);
 }
 
-void write_kernel_symbols(format::RecordingWriter& writer) {
+KernelSymbolIndex kernel_symbols() {
   std::vector<format::KernelSymbol> symbols = read_kallsyms();
   if (kallsyms_hidden(symbols)) {
     std::fprintf(stderr,
@@ -90,7 +90,7 @@ void write_kernel_symbols(format::RecordingWriter& writer) {
                  "kernel frames will be unnamed; record as root or set kernel.kptr_restrict=0\n");
     symbols.clear();
   }
-  writer.write(symbols);
+  return KernelSymbolIndex(std::move(symbols));
 }
 
 }  // namespace
@@ -118,9 +118,8 @@ void run_session(const RecordOptions& o) {
   info.cpu_count = static_cast<uint32_t>(cpus.size());
   info.transport = "ringbuf";
   writer.write(info);
-  write_kernel_symbols(writer);
   recorder = std::make_unique<Recorder>(
-      writer, [identities = ElfIdentities()](uint32_t pid, uint64_t now) mutable {
+      writer, kernel_symbols(), [identities = ElfIdentities()](uint32_t pid, uint64_t now) mutable {
         return read_process(pid, now, identities);
       });
 
@@ -156,14 +155,12 @@ void run_session(const RecordOptions& o) {
   uint64_t lost = 0;
   for (const auto& l : losses)
     lost += l.count;
-  const RecorderStats& st = recorder->stats();
   std::fprintf(stderr,
-               "[ ebprof-record: wrote %.3f MB to %s (%llu samples, %u stacks, %llu processes, "
+               "[ ebprof-record: wrote %.3f MB to %s (%llu samples, %u stacks, %zu processes, "
                "%llu lost) ]\n",
                writer.bytes_written() / 1e6, o.output.c_str(),
-               static_cast<unsigned long long>(st.samples), recorder->stack_count(),
-               static_cast<unsigned long long>(st.processes),
-               static_cast<unsigned long long>(lost));
+               static_cast<unsigned long long>(recorder->stats().samples), recorder->stack_count(),
+               recorder->process_count(), static_cast<unsigned long long>(lost));
 }
 
 }  // namespace ebprof::record

@@ -21,6 +21,9 @@ Frame KernelSymbolizer::resolve(uint64_t address) const {
     return Frame{"[unknown] (" + hex(address) + ", " + why + ")", "[kernel.kallsyms]", true, false};
   }
   --it;
+  if (address - it->address >= it->size)
+    return Frame{"[unknown] (" + hex(address) + ", past " + it->name + ")", "[kernel.kallsyms]",
+                 true, false};
   std::string module = it->module.empty() ? "[kernel.kallsyms]" : "[" + it->module + "]";
   return Frame{it->name, std::move(module), true, true};
 }

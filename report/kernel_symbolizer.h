@@ -8,8 +8,9 @@
 
 namespace ebprof::report {
 
-// Names kernel addresses from the kallsyms snapshot in the recording. A
-// symbol covers the addresses up to the next symbol's start.
+// Names kernel addresses from the kallsyms symbols in the recording, each
+// within its recorded size: an address past every symbol's end (code loaded
+// after recording started, a gap) stays unknown.
 class KernelSymbolizer {
  public:
   explicit KernelSymbolizer(std::vector<format::KernelSymbol> symbols);

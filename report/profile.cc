@@ -13,7 +13,7 @@ class ProfileBuilder : public format::RecordingVisitor {
 
   void on_info(format::RecordingInfo&& info) override { p_.info = std::move(info); }
   void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
-    p_.kernel_symbols = std::move(symbols);
+    std::move(symbols.begin(), symbols.end(), std::back_inserter(p_.kernel_symbols));
   }
   void on_process(format::ProcessInfo&& process) override {
     auto& captures = p_.processes[process.pid];

@@ -152,8 +152,7 @@ TEST(EndToEnd, AReplacedBinaryNeverLendsItsNames) {
   Outcome folded = run(kReport + " -i " + data + " --format folded");
   ASSERT_EQ(folded.status, 0) << folded.err;
   EXPECT_NE(folded.out.find("[unknown] (hotcold+0x"), std::string::npos) << folded.out;
-  EXPECT_NE(folded.out.find(", build-id mismatch);" + kLeafChain), std::string::npos)
-      << folded.out;
+  EXPECT_NE(folded.out.find(", build-id mismatch);" + kLeafChain), std::string::npos) << folded.out;
   EXPECT_EQ(folded.out.find("caller_a"), std::string::npos) << folded.out;
 }
 

@@ -79,9 +79,9 @@ SampleBatch second_batch() {
 void write_recording(const std::string& path, bool compress, const SampleBatch& second) {
   auto w = RecordingWriter::create(path, {.compress = compress});
   w.write(make_info());
-  w.write(std::vector<KernelSymbol>{{0xffffffff81000000, "_stext", ""},
-                                    {0xffffffff81000100, "do_thing", ""},
-                                    {0xffffffffc0000000, "ext4_read", "ext4"}});
+  w.write(std::vector<KernelSymbol>{{0xffffffff81000000, "_stext", "", 0x100},
+                                    {0xffffffff81000100, "do_thing", "", 0x80},
+                                    {0xffffffffc0000000, "ext4_read", "ext4", 0x40}});
   w.write(ProcessInfo{10,
                       "hotcold",
                       5'000'000'000,
@@ -111,6 +111,7 @@ TEST_P(RoundTrip, EveryFrameKindReadsBackAsWritten) {
   ASSERT_EQ(c.kernel_symbols.size(), 3u);
   EXPECT_EQ(c.kernel_symbols[2].module, "ext4");
   EXPECT_EQ(c.kernel_symbols[1].name, "do_thing");
+  EXPECT_EQ(c.kernel_symbols[1].size, 0x80u);
   ASSERT_EQ(c.processes.size(), 2u);
   EXPECT_EQ(c.processes[0].mappings[0].path, "/usr/bin/hot cold");
   EXPECT_EQ(c.processes[0].mappings[0].file_offset, 0x1000u);

@@ -31,6 +31,48 @@ TEST(Kallsyms, KeepsTextSymbolsSortedWithTheirModules) {
   EXPECT_FALSE(kallsyms_hidden(syms));
 }
 
+TEST(Kallsyms, SymbolsEndAtTheNextOneTheirModuleOrEtext) {
+  auto syms = parse_kallsyms(
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81000100 T schedule\n"
+      "ffffffff81000400 T _etext\n"
+      "ffffffff81800000 t after_etext\n"
+      "ffffffffc0001000 t ext4_read\t[ext4]\n"
+      "ffffffffc0002000 t ext4_last\t[ext4]\n"
+      "ffffffffc0100000 t bpf_prog_abc\t[bpf]\n");
+  auto modules = parse_proc_modules(
+      "ext4 12288 2 jbd2,mbcache, Live 0xffffffffc0001000\n"
+      "hidden 4096 0 - Live 0x0000000000000000\n"
+      "garbage\n");
+  ASSERT_EQ(modules.size(), 1u);
+  EXPECT_EQ(modules[0].end, 0xffffffffc0004000u);
+  bound_kernel_symbols(syms, modules);
+  EXPECT_EQ(syms[1].size, 0x300u);               // schedule: up to _etext
+  EXPECT_EQ(syms[3].size, kMaxUnboundedSymbol);  // past _etext: capped
+  EXPECT_EQ(syms[4].size, 0x1000u);              // ext4_read: up to ext4_last
+  EXPECT_EQ(syms[5].size, 0x2000u);              // ext4_last: up to the module's end
+  EXPECT_EQ(syms[6].size, kMaxUnboundedSymbol);  // bpf: no range to bound with
+}
+
+TEST(Kallsyms, TheIndexHandsOutEachNeededSymbolOnce) {
+  std::vector<format::KernelSymbol> syms = {{0x1000, "a", "", 0x100},
+                                            {0x1100, "b", "", 0x100},
+                                            {0x1200, "c", "", 0x100},
+                                            {0x9000, "far", "", 0x10}};
+  KernelSymbolIndex index(syms);
+  std::vector<format::KernelSymbol> out;
+  // The leaf IP 0x1010 is in a; the return address 0x1100 is looked up at
+  // 0x10ff, so it needs a as well, not b; 0x5000 is in no symbol.
+  std::vector<uint64_t> stack = {0x1010, 0x1100, 0x5000, 0x1250};
+  index.take_new(stack, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].name, "a");
+  EXPECT_EQ(out[1].name, "c");
+  out.clear();
+  index.take_new(stack, out);
+  EXPECT_TRUE(out.empty());
+}
+
 TEST(Kallsyms, AllZeroAddressesMeanHidden) {
   auto syms = parse_kallsyms("0000000000000000 T _stext\n0000000000000000 t foo\n");
   EXPECT_TRUE(kallsyms_hidden(syms));

@@ -130,7 +130,16 @@ TEST(ProcessTracker, AnEmptyRereadOfAnExitingProcessIsNotReported) {
 struct Count : format::RecordingVisitor {
   std::vector<format::SampleBatch> batches;
   std::vector<format::ProcessInfo> processes;
-  void on_samples(format::SampleBatch&& b) override { batches.push_back(std::move(b)); }
+  std::vector<std::string> order;  // frame kinds as they come
+  std::vector<format::KernelSymbol> kernel_symbols;
+  void on_kernel_symbols(std::vector<format::KernelSymbol>&& s) override {
+    order.push_back("kernel symbols");
+    kernel_symbols.insert(kernel_symbols.end(), s.begin(), s.end());
+  }
+  void on_samples(format::SampleBatch&& b) override {
+    order.push_back("batch");
+    batches.push_back(std::move(b));
+  }
   void on_process(format::ProcessInfo&& p) override { processes.push_back(std::move(p)); }
 };
 
@@ -138,7 +147,8 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   std::string path = (std::filesystem::path(testing::TempDir()) / "recorder.data").string();
   auto writer = format::RecordingWriter::create(path);
   writer.write(format::RecordingInfo{});
-  Recorder recorder(writer, [](uint32_t pid, uint64_t now) {
+  KernelSymbolIndex kernel({{0xfff00, "irq_handler", "", 0x200}, {0x500000, "unused", "", 0x10}});
+  Recorder recorder(writer, std::move(kernel), [](uint32_t pid, uint64_t now) {
     return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
   });
   auto a = raw_record(10, 10, "a", {0xffff1}, {0x1100});
@@ -155,6 +165,7 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   writer.close();
   EXPECT_EQ(recorder.stats().samples, 4u);
   EXPECT_EQ(recorder.stats().malformed, 1u);
+  EXPECT_EQ(recorder.process_count(), 2u);
 
   Count c;
   format::read_recording(path, c);
@@ -166,6 +177,10 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   EXPECT_EQ(c.batches[1].samples[1].stack_id, c.batches[0].samples[1].stack_id);
   ASSERT_EQ(c.processes.size(), 2u);
   EXPECT_EQ(c.processes[1].pid, 11u);
+  // Only the kernel symbol a stack needed, written before its batch.
+  EXPECT_EQ(c.order, (std::vector<std::string>{"kernel symbols", "batch", "batch"}));
+  ASSERT_EQ(c.kernel_symbols.size(), 1u);
+  EXPECT_EQ(c.kernel_symbols[0].name, "irq_handler");
 }
 
 }  // namespace

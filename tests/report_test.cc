@@ -128,14 +128,16 @@ TEST(ElfSymbolTable, MissingOrForeignFilesAreErrors) {
 }
 
 TEST(KernelSymbolizer, NamesByRangeAndShowsModules) {
-  KernelSymbolizer k({{0xffffffff81000100, "schedule", ""},
-                      {0xffffffff81000000, "_stext", ""},
-                      {0xffffffffc0001000, "ext4_read", "ext4"}});
+  KernelSymbolizer k({{0xffffffff81000100, "schedule", "", 0x100},
+                      {0xffffffff81000000, "_stext", "", 0x100},
+                      {0xffffffffc0001000, "ext4_read", "ext4", 0x800}});
   EXPECT_EQ(k.resolve(0xffffffff81000150).name, "schedule");
   EXPECT_EQ(k.resolve(0xffffffff81000150).module, "[kernel.kallsyms]");
   EXPECT_EQ(k.resolve(0xffffffff81000010).name, "_stext");
   EXPECT_EQ(k.resolve(0xffffffffc0001234).module, "[ext4]");
   EXPECT_FALSE(k.resolve(0x1000).resolved);
+  // Past a symbol's end (a module loaded later, a gap): unknown, not schedule.
+  EXPECT_EQ(k.resolve(0xffffffff81000200).name, "[unknown] (0xffffffff81000200, past schedule)");
   EXPECT_FALSE(KernelSymbolizer({}).resolve(0xffffffff81000000).resolved);
 }
 
