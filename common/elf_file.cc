@@ -125,32 +125,35 @@ ElfIdentity read_elf_identity(const std::string& path) {
   return identity_of(elf.elf.get(), path);
 }
 
+ElfSymbolTable::ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> segments,
+                               std::vector<ElfSymbol> symbols)
+    : identity_(std::move(identity)), segments_(std::move(segments)), symbols_(std::move(symbols)) {
+  // At one address keep the symbol with the largest size (aliases such as
+  // __libc_malloc/malloc share an address; any name is right, a size is not).
+  std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    return a.address != b.address ? a.address < b.address : a.size > b.size;
+  });
+  symbols_.erase(
+      std::unique(symbols_.begin(), symbols_.end(),
+                  [](const ElfSymbol& a, const ElfSymbol& b) { return a.address == b.address; }),
+      symbols_.end());
+}
+
 ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
   OpenElf elf = open_elf(path);
-  ElfSymbolTable table;
-  table.identity_ = identity_of(elf.elf.get(), path);
+  std::vector<LoadSegment> segments;
   for (const GElf_Phdr& ph : program_headers(elf.elf.get(), path))
     if (ph.p_type == PT_LOAD)
-      table.segments_.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
-
+      segments.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
   // .symtab is complete; .dynsym is what a stripped binary still has. Read
-  // both: duplicates are removed below.
+  // both: the constructor removes duplicates.
+  std::vector<ElfSymbol> symbols;
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.elf.get(), scn));) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM))
-      read_functions(elf.elf.get(), scn, shdr, table.symbols_);
+      read_functions(elf.elf.get(), scn, shdr, symbols);
   }
-  auto& syms = table.symbols_;
-  // At one address keep the symbol with the largest size (aliases such as
-  // __libc_malloc/malloc share an address; any name is right, a size is not).
-  std::sort(syms.begin(), syms.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
-    return a.address != b.address ? a.address < b.address : a.size > b.size;
-  });
-  syms.erase(
-      std::unique(syms.begin(), syms.end(),
-                  [](const ElfSymbol& a, const ElfSymbol& b) { return a.address == b.address; }),
-      syms.end());
-  return table;
+  return ElfSymbolTable(identity_of(elf.elf.get(), path), std::move(segments), std::move(symbols));
 }
 
 std::optional<uint64_t> ElfSymbolTable::offset_to_vaddr(uint64_t offset) const {

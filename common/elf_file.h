@@ -39,8 +39,14 @@ class ElfSymbolTable {
  public:
   // Throws Error when `path` is not a readable regular ELF file.
   static ElfSymbolTable load(const std::string& path);
+  // A table from its parts, e.g. a copy embedded in a recording. Symbols are
+  // sorted and deduplicated here.
+  ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> segments,
+                 std::vector<ElfSymbol> symbols);
 
   const ElfIdentity& identity() const { return identity_; }
+  const std::vector<LoadSegment>& segments() const { return segments_; }
+  const std::vector<ElfSymbol>& symbols() const { return symbols_; }
 
   // The ELF virtual address at file offset `offset`, if a PT_LOAD segment
   // maps it. Mapping offsets come from /proc/PID/maps, so this is where PIE

@@ -73,6 +73,23 @@ struct Stack {
   user @1 :List(UInt64);        # leaf first; the first entry is the sampled IP
 }
 
+# Frame kind 6: the function symbols of one mapped ELF file that samples hit,
+# once per build-id, so the recording names its frames without the binary.
+struct ElfSymbols {
+  buildId @0 :Data;             # matches Mapping.buildId
+  path @1 :Text;                # where it was mapped (for display)
+  segments @2 :List(LoadSegment);
+  addresses @3 :List(UInt64);   # ELF virtual addresses
+  sizes @4 :List(UInt64);       # parallel
+  names @5 :List(Text);         # parallel; as in the file (mangled)
+}
+
+struct LoadSegment {
+  offset @0 :UInt64;            # PT_LOAD p_offset
+  vaddr @1 :UInt64;             # p_vaddr
+  fileSize @2 :UInt64;          # p_filesz
+}
+
 # Frame kind 5: written when recording stops.
 struct RecordingEnd {
   endMonotonicNs @0 :UInt64;

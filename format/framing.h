@@ -26,6 +26,7 @@ enum class FrameKind : uint16_t {
   kProcess = 3,
   kSampleBatch = 4,
   kRecordingEnd = 5,
+  kElfSymbols = 6,
 };
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame

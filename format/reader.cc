@@ -34,6 +34,10 @@ std::string str(capnp::Text::Reader t) {
   return std::string(t.cStr(), t.size());
 }
 
+std::string bytes(capnp::Data::Reader d) {
+  return std::string(d.asChars().begin(), d.size());
+}
+
 std::vector<std::string> strs(capnp::List<capnp::Text>::Reader list) {
   std::vector<std::string> out;
   out.reserve(list.size());
@@ -92,8 +96,7 @@ ProcessInfo decode(schema::Process::Reader r) {
     if (build_id.size() > kMaxBuildId)
       throw FrameDamage{"build-id of " + std::to_string(build_id.size()) + " bytes"};
     p.mappings.push_back(Mapping{m.getStart(), m.getEnd(), m.getFileOffset(), str(m.getPath()),
-                                 std::string(build_id.asChars().begin(), build_id.size()),
-                                 str(m.getDebuglink())});
+                                 bytes(build_id), str(m.getDebuglink())});
   }
   p.maps_error = str(r.getMapsError());
   return p;
@@ -154,6 +157,26 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids) {
     batch.samples[i] = Sample{time, pid[i], tid[i], cpu[i], stack_id[i], comm_id[i]};
   }
   return batch;
+}
+
+EmbeddedSymbols decode(schema::ElfSymbols::Reader r) {
+  EmbeddedSymbols e;
+  if (r.getBuildId().size() == 0 || r.getBuildId().size() > kMaxBuildId)
+    throw FrameDamage{"embedded symbols with a build-id of " +
+                      std::to_string(r.getBuildId().size()) + " bytes"};
+  e.build_id = bytes(r.getBuildId());
+  e.path = str(r.getPath());
+  for (auto s : r.getSegments())
+    e.segments.push_back({s.getOffset(), s.getVaddr(), s.getFileSize()});
+  auto addresses = r.getAddresses();
+  auto sizes = r.getSizes();
+  auto names = r.getNames();
+  if (sizes.size() != addresses.size() || names.size() != addresses.size())
+    throw FrameDamage{"embedded symbol lists differ in length"};
+  e.symbols.reserve(addresses.size());
+  for (size_t i = 0; i < addresses.size(); ++i)
+    e.symbols.push_back({addresses[i], sizes[i], str(names[i])});
+  return e;
 }
 
 RecordingEnd decode(schema::RecordingEnd::Reader r) {
@@ -284,6 +307,9 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
           break;
         case FrameKind::kSampleBatch:
           visitor.on_samples(decode(message.getRoot<schema::SampleBatch>(), ids));
+          break;
+        case FrameKind::kElfSymbols:
+          visitor.on_elf_symbols(decode(message.getRoot<schema::ElfSymbols>()));
           break;
         case FrameKind::kRecordingEnd:
           visitor.on_end(decode(message.getRoot<schema::RecordingEnd>()));

@@ -18,6 +18,7 @@ class RecordingVisitor {
   virtual void on_kernel_symbols(std::vector<KernelSymbol>&& symbols) {}
   virtual void on_process(ProcessInfo&& process) {}
   virtual void on_samples(SampleBatch&& batch) {}
+  virtual void on_elf_symbols(EmbeddedSymbols&& symbols) {}
   virtual void on_end(RecordingEnd&& end) {}
 };
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/elf_file.h"
+
 namespace ebprof::format {
 
 // Limits every recording respects and every reader enforces: the kernel's own
@@ -77,6 +79,15 @@ struct SampleBatch {
   uint32_t first_comm_id = 0;
   std::vector<std::string> comms;
   std::vector<Sample> samples;
+};
+
+// The function symbols of one mapped ELF file, embedded so that a report on
+// another machine, or after the binary is gone, can still name its frames.
+struct EmbeddedSymbols {
+  std::string build_id;  // raw bytes; the key a mapping refers to it by
+  std::string path;      // where it was mapped, for display
+  std::vector<LoadSegment> segments;
+  std::vector<ElfSymbol> symbols;
 };
 
 struct LossCount {

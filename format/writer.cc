@@ -17,6 +17,10 @@
 namespace ebprof::format {
 namespace {
 
+capnp::Data::Reader data(const std::string& s) {
+  return capnp::Data::Reader(reinterpret_cast<const kj::byte*>(s.data()), s.size());
+}
+
 capnp::Text::Reader text(const std::string& s) {
   return capnp::Text::Reader(s.data(), s.size());
 }
@@ -178,8 +182,7 @@ void RecordingWriter::write(const ProcessInfo& process) {
     mb.setEnd(m.end);
     mb.setFileOffset(m.file_offset);
     mb.setPath(text(m.path));
-    mb.setBuildId(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(m.build_id.data()),
-                                      m.build_id.size()));
+    mb.setBuildId(data(m.build_id));
     mb.setDebuglink(text(m.debuglink));
   }
   b.setMapsError(text(process.maps_error));
@@ -234,6 +237,28 @@ void RecordingWriter::write(const RecordingEnd& end) {
     counts.set(i, end.losses[i].count);
   }
   write_message(FrameKind::kRecordingEnd, message);
+}
+
+void RecordingWriter::write(const EmbeddedSymbols& e) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::ElfSymbols>();
+  b.setBuildId(data(e.build_id));
+  b.setPath(text(e.path));
+  auto segments = b.initSegments(e.segments.size());
+  for (size_t i = 0; i < e.segments.size(); ++i) {
+    segments[i].setOffset(e.segments[i].offset);
+    segments[i].setVaddr(e.segments[i].vaddr);
+    segments[i].setFileSize(e.segments[i].file_size);
+  }
+  auto addresses = b.initAddresses(e.symbols.size());
+  auto sizes = b.initSizes(e.symbols.size());
+  auto names = b.initNames(e.symbols.size());
+  for (size_t i = 0; i < e.symbols.size(); ++i) {
+    addresses.set(i, e.symbols[i].address);
+    sizes.set(i, e.symbols[i].size);
+    names.set(i, text(e.symbols[i].name));
+  }
+  write_message(FrameKind::kElfSymbols, message);
 }
 
 void RecordingWriter::close() {

@@ -10,14 +10,17 @@
 
 namespace ebprof::record {
 
-ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
+std::vector<std::string> mapped_file_paths(uint32_t pid, const format::Mapping& m) {
   if (m.path.empty() || m.path[0] != '/')
-    return {};  // anonymous memory and pseudo-files ([vdso]) have no file
+    return {};
   char map_file[96];
   std::snprintf(map_file, sizeof map_file, "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m.start,
                 m.end);
-  std::string root_path = "/proc/" + std::to_string(pid) + "/root" + m.path;
-  for (const std::string& path : {std::string(map_file), root_path}) {
+  return {map_file, "/proc/" + std::to_string(pid) + "/root" + m.path};
+}
+
+ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
+  for (const std::string& path : mapped_file_paths(pid, m)) {
     struct stat st {};
     if (stat(path.c_str(), &st) != 0)
       continue;

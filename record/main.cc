@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/main_guard.h"
 #include "record/options.h"
@@ -19,12 +20,32 @@ int silence_libbpf(libbpf_print_level, const char*, va_list) {
   return 0;
 }
 
+bool parse_compression(const std::string& value, ebprof::format::WriterOptions& out) {
+  if (value == "none") {
+    out.compress = false;
+    return true;
+  }
+  out.compress = true;
+  if (value == "zstd")
+    return true;
+  if (!value.starts_with("zstd:"))
+    return false;
+  const char* digits = value.c_str() + 5;
+  char* end = nullptr;
+  long level = std::strtol(digits, &end, 10);
+  if (end == digits || *end != '\0' || level < 1 || level > 19)
+    return false;
+  out.zstd_level = static_cast<int>(level);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ebprof::record::RecordOptions o;
   o.argv.assign(argv, argv + argc);
-  bool verbose = false, call_graph = false, no_compression = false;
+  bool verbose = false, call_graph = false;
+  std::string compression = "zstd";
 
   CLI::App app{
       "Sample kernel and user stacks with eBPF and stream them to a recording file.\n"
@@ -42,7 +63,13 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--duration", o.duration_s, "Stop after this many seconds");
   app.add_flag("-g", call_graph, "Record call graphs (always on; accepted as perf does)");
-  app.add_flag("--no-compression", no_compression, "Write frames without zstd compression");
+  app.add_option("--compression", compression,
+                 "none, zstd or zstd:LEVEL (1-19; default zstd = level 3)")
+      ->capture_default_str();
+  bool no_embed = false;
+  app.add_flag("--no-embed-symbols", no_embed,
+               "Do not embed the symbol tables of sampled binaries (smaller file; the report then "
+               "needs the binaries)");
   app.add_flag("-v,--verbose", verbose, "Print libbpf's log, including the verifier's");
   // Like perf: option parsing stops at the command, so its own options
   // (`ebprof-record ./server -p 8080`) stay its own.
@@ -69,7 +96,14 @@ int main(int argc, char** argv) {
                  o.command[0].c_str());
     return 2;
   }
-  o.compress = !no_compression;
+  if (!parse_compression(compression, o.writer)) {
+    std::fprintf(stderr,
+                 "ebprof-record: --compression %s: expected none, zstd or zstd:LEVEL with LEVEL "
+                 "1-19\n",
+                 compression.c_str());
+    return 2;
+  }
+  o.embed_symbols = !no_embed;
   libbpf_set_print(verbose ? print_libbpf : silence_libbpf);
 
   return ebprof::run_guarded("ebprof-record", [&] { ebprof::record::run_session(o); });

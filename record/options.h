@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "format/writer.h"
+
 namespace ebprof::record {
 
 struct RecordOptions {
@@ -13,7 +15,8 @@ struct RecordOptions {
   std::vector<uint32_t> pids;
   double duration_s = 0;  // 0: until the command exits or a signal
   std::vector<std::string> command;
-  bool compress = true;
+  format::WriterOptions writer;  // compression
+  bool embed_symbols = true;
   std::vector<std::string> argv;  // ebprof-record's own, for the file header
 };
 

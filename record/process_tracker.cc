@@ -5,10 +5,11 @@
 namespace ebprof::record {
 namespace {
 
-bool covered(const std::vector<format::Mapping>& mappings, uint64_t ip) {
+// `mappings` is sorted by start and does not overlap.
+const format::Mapping* find_in(const std::vector<format::Mapping>& mappings, uint64_t ip) {
   auto it = std::upper_bound(mappings.begin(), mappings.end(), ip,
                              [](uint64_t a, const format::Mapping& m) { return a < m.start; });
-  return it != mappings.begin() && ip < std::prev(it)->end;
+  return it != mappings.begin() && ip < std::prev(it)->end ? &*std::prev(it) : nullptr;
 }
 
 }  // namespace
@@ -39,12 +40,17 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
     return capture(pid, known, now_ns);
   if (new_stack && !known.recheck)
     known.recheck = std::any_of(user.begin(), user.end(),
-                                [&](uint64_t ip) { return !covered(known.mappings, ip); });
+                                [&](uint64_t ip) { return !find_in(known.mappings, ip); });
   // A needed re-read that is rate-limited now happens on a later sample of
   // the process, stack new or not.
   if (!known.recheck || now_ns < known.read_at_ns + kRereadIntervalNs)
     return std::nullopt;
   return capture(pid, known, now_ns);
+}
+
+const format::Mapping* ProcessTracker::find_mapping(uint32_t pid, uint64_t ip) const {
+  auto it = known_.find(pid);
+  return it == known_.end() ? nullptr : find_in(it->second.mappings, ip);
 }
 
 }  // namespace ebprof::record

@@ -32,6 +32,8 @@ class ProcessTracker {
                                              bool new_stack, uint64_t now_ns);
 
   size_t process_count() const { return known_.size(); }
+  // The mapping of `pid`'s latest capture that holds `ip`, if any.
+  const format::Mapping* find_mapping(uint32_t pid, uint64_t ip) const;
 
  private:
   struct Known {

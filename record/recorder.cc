@@ -6,10 +6,26 @@
 namespace ebprof::record {
 
 Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
-                   ProcessTracker::Reader read_process)
+                   ProcessTracker::Reader read_process, std::optional<SymbolEmbedder> embedder)
     : writer_(writer),
       tracker_(std::move(read_process)),
-      kernel_symbols_(std::move(kernel_symbols)) {}
+      kernel_symbols_(std::move(kernel_symbols)),
+      embedder_(std::move(embedder)) {}
+
+void Recorder::embed_symbols(uint32_t pid, std::span<const uint64_t> user) {
+  for (uint64_t ip : user) {
+    const format::Mapping* m = tracker_.find_mapping(pid, ip);
+    if (!m)
+      continue;
+    uint64_t start = monotonic_ns();
+    std::optional<format::EmbeddedSymbols> symbols = embedder_->take(pid, *m);
+    stats_.embed_ns += monotonic_ns() - start;
+    if (symbols) {
+      writer_.write(*symbols);
+      ++stats_.embedded_binaries;
+    }
+  }
+}
 
 uint32_t Recorder::intern_comm(std::string_view comm) {
   auto [it, inserted] =
@@ -37,6 +53,9 @@ void Recorder::on_record(std::span<const std::byte> record) {
     writer_.write(*process);
     ++stats_.captures;
   }
+  // After observe(), so that a new stack's mappings are known.
+  if (is_new && embedder_)
+    embed_symbols(s->tgid, s->user);
   batch_.samples.push_back(format::Sample{
       s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm)});
   ++stats_.samples;

@@ -10,6 +10,7 @@
 #include "record/kallsyms.h"
 #include "record/process_tracker.h"
 #include "record/stack_interner.h"
+#include "record/symbol_embedder.h"
 
 namespace ebprof::record {
 
@@ -17,6 +18,8 @@ struct RecorderStats {
   uint64_t samples = 0;
   uint64_t malformed = 0;  // ring-buffer records that failed decoding
   uint64_t captures = 0;   // process maps captures written
+  uint64_t embedded_binaries = 0;
+  uint64_t embed_ns = 0;  // time spent reading symbol tables to embed
 };
 
 // Turns ring-buffer records into frames: interns stacks and comms, captures
@@ -29,8 +32,9 @@ class Recorder {
   static constexpr size_t kMaxBatchSamples = 16384;
   static constexpr uint64_t kMaxBatchAgeNs = 1'000'000'000;
 
+  // `embedder` is empty when symbol tables are not to be embedded.
   Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
-           ProcessTracker::Reader read_process);
+           ProcessTracker::Reader read_process, std::optional<SymbolEmbedder> embedder);
 
   void on_record(std::span<const std::byte> record);
   // Writes the pending batch if it is full or old enough (or if `force`).
@@ -42,11 +46,13 @@ class Recorder {
 
  private:
   uint32_t intern_comm(std::string_view comm);
+  void embed_symbols(uint32_t pid, std::span<const uint64_t> user);
 
   format::RecordingWriter& writer_;
   ProcessTracker tracker_;
   StackInterner interner_;
   KernelSymbolIndex kernel_symbols_;
+  std::optional<SymbolEmbedder> embedder_;
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;
   format::SampleBatch batch_;

@@ -110,7 +110,7 @@ void run_session(const RecordOptions& o) {
     sampler.add_pid(pid);
 
   keep_previous(o.output);
-  auto writer = format::RecordingWriter::create(o.output, {.compress = o.compress});
+  auto writer = format::RecordingWriter::create(o.output, o.writer);
   format::RecordingInfo info = describe_host();
   info.command_line = o.argv;
   info.event = "cpu-clock";
@@ -119,9 +119,11 @@ void run_session(const RecordOptions& o) {
   info.transport = "ringbuf";
   writer.write(info);
   recorder = std::make_unique<Recorder>(
-      writer, kernel_symbols(), [identities = ElfIdentities()](uint32_t pid, uint64_t now) mutable {
+      writer, kernel_symbols(),
+      [identities = ElfIdentities()](uint32_t pid, uint64_t now) mutable {
         return read_process(pid, now, identities);
-      });
+      },
+      o.embed_symbols ? std::optional<SymbolEmbedder>(SymbolEmbedder()) : std::nullopt);
 
   set_stop_handlers(on_stop_signal);
   std::optional<ChildProcess> child;
@@ -155,12 +157,17 @@ void run_session(const RecordOptions& o) {
   uint64_t lost = 0;
   for (const auto& l : losses)
     lost += l.count;
+  const RecorderStats& st = recorder->stats();
+  std::string embedded;
+  if (st.embedded_binaries)
+    embedded = ", symbols of " + std::to_string(st.embedded_binaries) + " binaries embedded in " +
+               std::to_string(st.embed_ns / 1'000'000) + " ms";
   std::fprintf(stderr,
                "[ ebprof-record: wrote %.3f MB to %s (%llu samples, %u stacks, %zu processes, "
-               "%llu lost) ]\n",
+               "%llu lost%s) ]\n",
                writer.bytes_written() / 1e6, o.output.c_str(),
-               static_cast<unsigned long long>(recorder->stats().samples), recorder->stack_count(),
-               recorder->process_count(), static_cast<unsigned long long>(lost));
+               static_cast<unsigned long long>(st.samples), recorder->stack_count(),
+               recorder->process_count(), static_cast<unsigned long long>(lost), embedded.c_str());
 }
 
 }  // namespace ebprof::record

@@ -38,6 +38,11 @@ class ProfileBuilder : public format::RecordingVisitor {
     }
   }
   void on_end(format::RecordingEnd&& end) override { p_.end = std::move(end); }
+  void on_elf_symbols(format::EmbeddedSymbols&& e) override {
+    std::string key = e.build_id;
+    p_.embedded_symbols.try_emplace(std::move(key), ElfIdentity{std::move(e.build_id), ""},
+                                    std::move(e.segments), std::move(e.symbols));
+  }
 
  private:
   struct Key {

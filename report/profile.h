@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/elf_file.h"
 #include "format/recording.h"
 
 namespace ebprof::report {
@@ -26,6 +27,8 @@ struct StackCount {
 struct Profile {
   format::RecordingInfo info;
   std::vector<format::KernelSymbol> kernel_symbols;
+  // Symbol tables embedded by the recorder, by raw build-id.
+  std::unordered_map<std::string, ElfSymbolTable> embedded_symbols;
   // Every maps capture of each pid, oldest first.
   std::unordered_map<uint32_t, std::vector<format::ProcessInfo>> processes;
   std::vector<format::Stack> stacks;

@@ -29,16 +29,38 @@ Frame unknown(const std::string& module, const std::string& where) {
 
 }  // namespace
 
-const UserSymbolizer::Binary& UserSymbolizer::binary(const std::string& path) {
-  auto [it, inserted] = binaries_.try_emplace(path);
+UserSymbolizer::UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded)
+    : embedded_(embedded) {}
+
+const ElfSymbolTable* UserSymbolizer::file(const std::string& path) {
+  auto [it, inserted] = files_.try_emplace(path);
   if (inserted) {
     try {
-      it->second.table = std::make_unique<ElfSymbolTable>(ElfSymbolTable::load(path));
-    } catch (const Error& e) {
-      it->second.error = e.what();
+      it->second = std::make_unique<ElfSymbolTable>(ElfSymbolTable::load(path));
+    } catch (const Error&) {
+      // Missing, not ELF, not a regular file: the caller says "not found".
     }
   }
-  return it->second;
+  return it->second.get();
+}
+
+const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
+  auto [it, inserted] = choices_.try_emplace({m.path, m.build_id});
+  Choice& c = it->second;
+  if (!inserted)
+    return c;
+  // The file on this machine must be the build that ran: a rebuild, an
+  // upgrade or another machine's copy would name the wrong functions. A
+  // mapping without a recorded build-id (the file had none) cannot be checked.
+  const ElfSymbolTable* on_disk = file(m.path);
+  if (on_disk && (m.build_id.empty() || on_disk->identity().build_id == m.build_id)) {
+    c.table = on_disk;
+  } else if (auto e = embedded_.find(m.build_id); !m.build_id.empty() && e != embedded_.end()) {
+    c.table = &e->second;
+  } else {
+    c.why = on_disk ? "build-id mismatch" : "binary not found";
+  }
+  return c;
 }
 
 Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
@@ -57,16 +79,11 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
   if (m->path.empty() || m->path[0] != '/' || m->path.ends_with(" (deleted)"))
     return unknown(module.empty() ? "[anon]" : module, where);
 
-  const Binary& bin = binary(m->path);
-  if (!bin.table)
-    return unknown(module, where);
-  // The file at the path must be the one that ran: a rebuild, an upgrade or
-  // another machine's copy would name the wrong functions. A mapping without
-  // a recorded build-id (the file had none) cannot be checked.
-  if (!m->build_id.empty() && m->build_id != bin.table->identity().build_id)
-    return unknown(module, where + ", build-id mismatch");
-  auto vaddr = bin.table->offset_to_vaddr(lookup - m->start + m->file_offset);
-  const ElfSymbol* sym = vaddr ? bin.table->find(*vaddr) : nullptr;
+  const Choice& choice = choose(*m);
+  if (!choice.table)
+    return unknown(module, where + ", " + choice.why);
+  auto vaddr = choice.table->offset_to_vaddr(lookup - m->start + m->file_offset);
+  const ElfSymbol* sym = vaddr ? choice.table->find(*vaddr) : nullptr;
   if (!sym)
     return unknown(module, where);
   auto [it, inserted] = demangled_.try_emplace(sym);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -12,11 +13,15 @@
 
 namespace ebprof::report {
 
-// Names user-space addresses through the process's recorded mappings and the
-// ELF file at each mapping's path. Each file is opened once; each symbol is
-// demangled once.
+// Names user-space addresses through the process's recorded mappings: with
+// the ELF file at the mapping's path when it is the build that ran, else with
+// the symbol table the recording embedded for that build-id. Each file is
+// opened once; each symbol is demangled once.
 class UserSymbolizer {
  public:
+  // `embedded` (by raw build-id) must outlive the symbolizer.
+  explicit UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded);
+
   // `captures` are the process's maps captures from the one in effect at the
   // sample's time onwards: the first that maps the address is used, so code
   // mapped after a capture (libraries loaded at start-up, dlopen) is still
@@ -27,13 +32,17 @@ class UserSymbolizer {
   Frame resolve(std::span<const format::ProcessInfo> captures, uint64_t address, uint64_t lookup);
 
  private:
-  struct Binary {
-    std::unique_ptr<ElfSymbolTable> table;  // null when it could not be loaded
-    std::string error;
+  // The table for a mapping, or null and why there is none.
+  struct Choice {
+    const ElfSymbolTable* table = nullptr;
+    std::string why;
   };
-  const Binary& binary(const std::string& path);
+  const Choice& choose(const format::Mapping& m);
+  const ElfSymbolTable* file(const std::string& path);
 
-  std::unordered_map<std::string, Binary> binaries_;
+  const std::unordered_map<std::string, ElfSymbolTable>& embedded_;
+  std::unordered_map<std::string, std::unique_ptr<ElfSymbolTable>> files_;  // null: unreadable
+  std::map<std::pair<std::string, std::string>, Choice> choices_;           // by (path, build-id)
   std::unordered_map<const ElfSymbol*, std::string> demangled_;
 };
 

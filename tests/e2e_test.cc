@@ -136,17 +136,38 @@ TEST(EndToEnd, FollowsTheChildrenOfTheCommand) {
   expect_hotcold_profile(data);
 }
 
-// The binary at the recorded path is replaced after recording (a rebuild, an
-// upgrade): its frames must become unknown with the reason, never take names
-// from the new file.
+// Records a private copy of hotcold, so the test can delete or replace it.
+std::string record_copy(const std::string& name, const std::string& flags, fs::path& exe) {
+  fs::path dir = fs::path(testing::TempDir()) / name;
+  fs::create_directories(dir);
+  exe = dir / "hotcold";
+  fs::copy_file(kHotcold, exe, fs::copy_options::overwrite_existing);
+  std::string data = temp_file(name + ".data");
+  Outcome rec = run(kRecord + " -F 499 " + flags + " -o " + data + " -- " + exe.string() + " 1");
+  EXPECT_EQ(rec.status, 0) << rec.err;
+  return data;
+}
+
+// The recording is self-contained: with its binary deleted, or replaced by
+// another build, the report names its frames from the embedded table.
+TEST(EndToEnd, EmbeddedSymbolsNameADeletedOrReplacedBinary) {
+  REQUIRE_BPF();
+  fs::path exe;
+  std::string data = record_copy("deleted", "", exe);
+  fs::remove(exe);
+  expect_hotcold_profile(data);
+
+  data = record_copy("rebuilt", "", exe);
+  fs::copy_file(kRecord, exe, fs::copy_options::overwrite_existing);
+  expect_hotcold_profile(data);
+}
+
+// Without embedded tables, a binary replaced after recording (a rebuild, an
+// upgrade) must never lend its names: its frames are unknown, with the reason.
 TEST(EndToEnd, AReplacedBinaryNeverLendsItsNames) {
   REQUIRE_BPF();
-  fs::path dir = fs::path(testing::TempDir()) / "replaced";
-  fs::create_directories(dir);
-  fs::path exe = dir / "hotcold";
-  fs::copy_file(kHotcold, exe, fs::copy_options::overwrite_existing);
-  std::string data = temp_file("replaced.data");
-  ASSERT_EQ(run(kRecord + " -F 499 -o " + data + " -- " + exe.string() + " 1").status, 0);
+  fs::path exe;
+  std::string data = record_copy("replaced", "--no-embed-symbols", exe);
   fs::copy_file(kRecord, exe, fs::copy_options::overwrite_existing);  // another ELF, same path
 
   Outcome folded = run(kReport + " -i " + data + " --format folded");

@@ -18,7 +18,9 @@ struct Collected : RecordingVisitor {
   std::vector<ProcessInfo> processes;
   std::vector<SampleBatch> batches;
   std::optional<RecordingEnd> end;
+  std::vector<EmbeddedSymbols> embedded;
 
+  void on_elf_symbols(EmbeddedSymbols&& e) override { embedded.push_back(std::move(e)); }
   void on_info(RecordingInfo&& i) override { info = std::move(i); }
   void on_kernel_symbols(std::vector<KernelSymbol>&& s) override { kernel_symbols = std::move(s); }
   void on_process(ProcessInfo&& p) override { processes.push_back(std::move(p)); }
@@ -90,6 +92,10 @@ void write_recording(const std::string& path, bool compress, const SampleBatch& 
   w.write(first_batch());
   w.write(ProcessInfo{20, "worker", 5'500'000'000, {}, "process exited before its maps were read"});
   w.write(second);
+  w.write(EmbeddedSymbols{"\x12\x34",
+                          "/usr/bin/hot cold",
+                          {{0x1000, 0x401000, 0x2000}},
+                          {{0x401000, 0x40, "_Z4mainv"}, {0x401040, 0x10, "helper"}}});
   w.write(RecordingEnd{7'000'000'000, {{"ring buffer full", 3}, {"user stack unreadable", 0}}});
   w.close();
 }
@@ -102,7 +108,7 @@ TEST_P(RoundTrip, EveryFrameKindReadsBackAsWritten) {
   Collected c;
   ReadResult r = read_recording(path, c);
   EXPECT_TRUE(r.complete) << r.warning;
-  EXPECT_EQ(r.frames, 7u);
+  EXPECT_EQ(r.frames, 8u);
 
   ASSERT_TRUE(c.info);
   EXPECT_EQ(c.info->command_line, make_info().command_line);
@@ -129,6 +135,12 @@ TEST_P(RoundTrip, EveryFrameKindReadsBackAsWritten) {
     EXPECT_EQ(b.samples[i].stack_id, first_batch().samples[i].stack_id);
   }
   EXPECT_EQ(c.batches[1].samples[0].comm_id, 1u);
+  ASSERT_EQ(c.embedded.size(), 1u);
+  EXPECT_EQ(c.embedded[0].build_id, "\x12\x34");
+  EXPECT_EQ(c.embedded[0].segments[0].vaddr, 0x401000u);
+  ASSERT_EQ(c.embedded[0].symbols.size(), 2u);
+  EXPECT_EQ(c.embedded[0].symbols[1].name, "helper");
+  EXPECT_EQ(c.embedded[0].symbols[1].size, 0x10u);
   ASSERT_TRUE(c.end);
   EXPECT_EQ(c.end->losses[0].cause, "ring buffer full");
   EXPECT_EQ(c.end->losses[0].count, 3u);
@@ -196,7 +208,7 @@ TEST(Reader, EveryTruncationReadsTheCompleteFramesBeforeIt) {
       EXPECT_EQ(last_frames, 0u) << "cut at " << size << ": " << e.what();
     }
   }
-  EXPECT_EQ(last_frames, 6u);
+  EXPECT_EQ(last_frames, 7u);
 }
 
 TEST(Reader, DamagedByteStopsReadingWithAWarningNeverACrash) {

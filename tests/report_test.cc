@@ -22,6 +22,8 @@ extern "C" __attribute__((noinline)) int ebprof_test_marker(int x) {
 namespace ebprof::report {
 namespace {
 
+const std::unordered_map<std::string, ElfSymbolTable> kNoEmbedded;
+
 uint64_t address_of(auto* fn) {
   return reinterpret_cast<uint64_t>(fn);
 }
@@ -43,7 +45,7 @@ format::ProcessInfo self() {
 }
 
 TEST(UserSymbolizer, NamesFunctionsInAPieAndASharedLibrary) {
-  UserSymbolizer user;
+  UserSymbolizer user(kNoEmbedded);
   auto p = self();
   uint64_t lib_fn = address_of(&demo::hot_leaf);
   Frame f = user.resolve({&p, 1}, lib_fn + 4, lib_fn + 4);
@@ -58,7 +60,7 @@ TEST(UserSymbolizer, NamesFunctionsInAPieAndASharedLibrary) {
 }
 
 TEST(UserSymbolizer, NeverGuessesANameForUnknownCode) {
-  UserSymbolizer user;
+  UserSymbolizer user(kNoEmbedded);
   auto p = self();
   void* anon = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(anon, MAP_FAILED);
@@ -76,7 +78,7 @@ TEST(UserSymbolizer, NeverGuessesANameForUnknownCode) {
   // A binary that is gone from disk: module and offset, no name.
   format::ProcessInfo moved{1, "x", 0, {{0x400000, 0x500000, 0x1000, "/nonexistent/bin/app"}}, ""};
   f = user.resolve({&moved, 1}, 0x400010, 0x400010);
-  EXPECT_EQ(f.name, "[unknown] (app+0x1010)");
+  EXPECT_EQ(f.name, "[unknown] (app+0x1010, binary not found)");
   EXPECT_EQ(f.module, "app");
 }
 
@@ -84,7 +86,7 @@ TEST(UserSymbolizer, NeverOpensAFifoOrDeviceNamedByARecording) {
   std::string fifo = testing::TempDir() + "/not-a-binary.fifo";
   unlink(fifo.c_str());
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  UserSymbolizer user;
+  UserSymbolizer user(kNoEmbedded);
   for (const std::string& path : {fifo, std::string("/dev/null")}) {
     format::ProcessInfo p{1, "x", 0, {{0x400000, 0x500000, 0, path}}, ""};
     Frame f = user.resolve({&p, 1}, 0x400010, 0x400010);  // would block forever on open()
@@ -94,7 +96,7 @@ TEST(UserSymbolizer, NeverOpensAFifoOrDeviceNamedByARecording) {
 }
 
 TEST(UserSymbolizer, CodeMappedAfterACaptureIsFoundInALaterOne) {
-  UserSymbolizer user;
+  UserSymbolizer user(kNoEmbedded);
   uint64_t exe_fn = address_of(&ebprof_test_marker);
   format::ProcessInfo early{1, "x", 0, {}, ""};  // e.g. read while ld.so was still mapping
   std::vector<format::ProcessInfo> captures = {early, self()};
@@ -111,7 +113,7 @@ TEST(UserSymbolizer, CodeMappedAfterACaptureIsFoundInALaterOne) {
 // A binary at the recorded path that is not the one that ran (rebuilt,
 // upgraded, another machine's) must never lend its names.
 TEST(UserSymbolizer, ABinaryWithAnotherBuildIdIsNeverUsed) {
-  UserSymbolizer user;
+  UserSymbolizer user(kNoEmbedded);
   uint64_t exe_fn = address_of(&ebprof_test_marker);
   auto p = self();
   for (auto& m : p.mappings)
@@ -120,6 +122,25 @@ TEST(UserSymbolizer, ABinaryWithAnotherBuildIdIsNeverUsed) {
   Frame f = user.resolve({&p, 1}, exe_fn, exe_fn);
   EXPECT_FALSE(f.resolved);
   EXPECT_NE(f.name.find("build-id mismatch"), std::string::npos) << f.name;
+}
+
+// Another machine, or the binary deleted since: the recording's own table
+// names the frame, found by the mapping's build-id.
+TEST(UserSymbolizer, AnEmbeddedTableNamesFramesOfAMissingBinary) {
+  std::unordered_map<std::string, ElfSymbolTable> embedded;
+  embedded.try_emplace("\x01\x02", ElfIdentity{"\x01\x02", ""},
+                       std::vector<LoadSegment>{{0x1000, 0x401000, 0x2000}},
+                       std::vector<ElfSymbol>{{0x401100, 0x80, "_ZN3app4workEv"}});
+  UserSymbolizer user(embedded);
+  format::Mapping m{0x7f0000001000, 0x7f0000003000, 0x1000, "/gone/app", "\x01\x02", ""};
+  format::ProcessInfo p{1, "app", 0, {m}, ""};
+  // file offset 0x1000 + 0x120 -> vaddr 0x401120, inside app::work().
+  Frame f = user.resolve({&p, 1}, 0x7f0000001120, 0x7f0000001120);
+  EXPECT_EQ(f.name, "app::work()");
+  EXPECT_TRUE(f.resolved);
+  p.mappings[0].build_id = "\x03";  // no table for this build: unknown, with why
+  EXPECT_EQ(user.resolve({&p, 1}, 0x7f0000001120, 0x7f0000001120).name,
+            "[unknown] (app+0x1120, binary not found)");
 }
 
 TEST(ElfSymbolTable, MissingOrForeignFilesAreErrors) {
