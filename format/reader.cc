@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "common/error.h"
 #include "format/crc32c.h"
@@ -199,7 +200,26 @@ size_t read_up_to(FILE* f, void* out, size_t size, const std::string& path) {
   return n;
 }
 
-void check_file_header(FILE* f, const std::string& path) {
+const char* kind_name(uint16_t kind) {
+  switch (static_cast<FrameKind>(kind)) {
+    case FrameKind::kRecordingInfo:
+      return "header";
+    case FrameKind::kKernelSymbols:
+      return "kernel-symbols";
+    case FrameKind::kProcess:
+      return "process";
+    case FrameKind::kSampleBatch:
+      return "samples";
+    case FrameKind::kRecordingEnd:
+      return "end";
+    case FrameKind::kElfSymbols:
+      return "elf-symbols";
+  }
+  return "unknown";
+}
+
+// Returns the file's (major, minor) version.
+std::pair<uint16_t, uint16_t> check_file_header(FILE* f, const std::string& path) {
   std::array<uint8_t, kFileHeaderSize> h{};
   size_t n = read_up_to(f, h.data(), h.size(), path);
   if (n == 0)
@@ -216,6 +236,7 @@ void check_file_header(FILE* f, const std::string& path) {
                 std::to_string(kVersionMajor) + ".x): upgrade ebprof");
   if (major == 0)
     throw Error(path + " has format version 0, which never existed: file is damaged");
+  return {major, minor};
 }
 
 }  // namespace
@@ -224,13 +245,15 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   File f(std::fopen(path.c_str(), "rbe"));
   if (!f)
     throw Error(errno_message("cannot open " + path, errno));
-  check_file_header(f.get(), path);
+  auto [major, minor] = check_file_header(f.get(), path);
   struct stat st {};
   if (fstat(fileno(f.get()), &st) != 0)
     throw_errno("reading " + path, errno);
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
 
   ReadResult result;
+  result.version_major = major;
+  result.version_minor = minor;
   IdSpace ids;
   uint64_t offset = kFileHeaderSize;
   std::vector<uint8_t> stored;
@@ -295,6 +318,8 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
       capnp::FlatArrayMessageReader message(kj::arrayPtr(raw.data(), raw.size()), options);
       if (result.frames == 0 && h.kind != static_cast<uint16_t>(FrameKind::kRecordingInfo))
         throw Error(path + " has no recording header frame: file is damaged");
+      visitor.on_frame(FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
+                                 h.raw_size, compressed});
       switch (static_cast<FrameKind>(h.kind)) {
         case FrameKind::kRecordingInfo:
           visitor.on_info(decode(message.getRoot<schema::RecordingInfo>()));

@@ -8,12 +8,25 @@
 
 namespace ebprof::format {
 
+// Where a frame sits in the file and what it costs: for `info` and `dump`.
+struct FrameInfo {
+  uint64_t index = 0;     // 0-based
+  uint64_t offset = 0;    // of the frame header
+  const char* kind = "";  // "header", "kernel-symbols", ..., "unknown"
+  uint32_t stored_size = 0;
+  uint32_t raw_size = 0;
+  bool compressed = false;
+};
+
 // Receives a recording's contents frame by frame, in file order. A batch's
 // ids are validated before it is handed over: every sample's stack_id and
 // comm_id refers to a stack or comm delivered earlier or in the same batch.
 class RecordingVisitor {
  public:
   virtual ~RecordingVisitor() = default;
+  // Called for each frame whose sizes and checksum are valid, before its
+  // contents are decoded and handed to the callback for its kind.
+  virtual void on_frame(const FrameInfo& frame) {}
   virtual void on_info(RecordingInfo&& info) {}
   virtual void on_kernel_symbols(std::vector<KernelSymbol>&& symbols) {}
   virtual void on_process(ProcessInfo&& process) {}
@@ -23,6 +36,8 @@ class RecordingVisitor {
 };
 
 struct ReadResult {
+  uint16_t version_major = 0;
+  uint16_t version_minor = 0;
   uint64_t frames = 0;
   bool complete = true;  // false when the file ended early or a frame was damaged
   std::string warning;   // one line saying where and why reading stopped

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "report/hex.h"
+#include "report/text.h"
 
 namespace ebprof::report {
 

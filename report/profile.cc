@@ -11,6 +11,15 @@ class ProfileBuilder : public format::RecordingVisitor {
  public:
   explicit ProfileBuilder(Profile& profile) : p_(profile) {}
 
+  void on_frame(const format::FrameInfo& frame) override {
+    auto it = std::find_if(p_.sections.begin(), p_.sections.end(),
+                           [&](const Profile::Section& s) { return s.kind == frame.kind; });
+    if (it == p_.sections.end())
+      it = p_.sections.insert(p_.sections.end(), Profile::Section{frame.kind});
+    ++it->frames;
+    it->stored_bytes += frame.stored_size + 16;  // with the frame header
+    it->raw_bytes += frame.raw_size;
+  }
   void on_info(format::RecordingInfo&& info) override { p_.info = std::move(info); }
   void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
     std::move(symbols.begin(), symbols.end(), std::back_inserter(p_.kernel_symbols));
@@ -80,7 +89,28 @@ Profile load_profile(const std::string& path) {
   ProfileBuilder builder(profile);
   format::ReadResult result = format::read_recording(path, builder);
   profile.warning = result.warning;
+  profile.version_major = result.version_major;
+  profile.version_minor = result.version_minor;
   return profile;
+}
+
+std::string describe_losses(const Profile& p) {
+  uint64_t lost = 0;
+  std::string causes;
+  if (p.end) {
+    for (const auto& l : p.end->losses) {
+      if (l.count == 0)
+        continue;
+      lost += l.count;
+      causes += (causes.empty() ? "" : ", ") + l.cause + ": " + std::to_string(l.count);
+    }
+  }
+  return lost ? std::to_string(lost) + " (" + causes + ")" : "0";
+}
+
+double duration_s(const Profile& p) {
+  uint64_t end = p.end ? p.end->end_monotonic_ns : p.last_sample_ns;
+  return end > p.info.start_monotonic_ns ? (end - p.info.start_monotonic_ns) / 1e9 : 0;
 }
 
 }  // namespace ebprof::report

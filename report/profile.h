@@ -39,9 +39,24 @@ struct Profile {
   uint64_t last_sample_ns = 0;
   std::optional<format::RecordingEnd> end;  // missing when the recorder was killed
   std::string warning;                      // set when the file ended early or is damaged
+
+  // What the file is made of, for `info`.
+  struct Section {
+    std::string kind;
+    uint64_t frames = 0, stored_bytes = 0, raw_bytes = 0;
+  };
+  std::vector<Section> sections;  // in order of first appearance
+  uint16_t version_major = 0, version_minor = 0;
 };
 
 // Throws Error when the file cannot be read at all.
 Profile load_profile(const std::string& path);
+
+// Seconds from the start of recording to its end (or its last sample, when
+// the end frame is missing).
+double duration_s(const Profile& profile);
+
+// "0", or the total lost with its causes: "12 (ring buffer full: 12)".
+std::string describe_losses(const Profile& profile);
 
 }  // namespace ebprof::report

@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "report/demangle.h"
-#include "report/hex.h"
+#include "report/text.h"
 
 namespace ebprof::report {
 namespace {

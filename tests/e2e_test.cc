@@ -200,6 +200,26 @@ TEST(EndToEnd, RecordsARunningProcessByPid) {
   expect_hotcold_profile(data);
 }
 
+TEST(EndToEnd, InfoAndDumpDescribeARealRecording) {
+  REQUIRE_BPF();
+  std::string data = temp_file("info.data");
+  Outcome rec = run(kRecord + " -F 499 -o " + data + " -- " + kHotcold + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  std::string samples = rec.err.substr(rec.err.find('(') + 1);
+  samples = samples.substr(0, samples.find(' '));
+
+  Outcome info = run(kReport + " info " + data);
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("samples         " + samples + "\n"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("lost            0\n"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("transport ringbuf"), std::string::npos) << info.out;
+
+  Outcome dump = run(kReport + " dump -i " + data);
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  EXPECT_NE(dump.out.find("libebprof_demo.so build-id "), std::string::npos);
+  EXPECT_NE(dump.out.find("_ZN4demo8hot_leafEm"), std::string::npos);  // its embedded table
+}
+
 TEST(EndToEnd, SigintEndsASystemWideRecordingCleanly) {
   REQUIRE_BPF();
   std::string data = temp_file("sigint.data");

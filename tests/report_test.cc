@@ -7,9 +7,12 @@
 
 #include "common/elf_file.h"
 #include "common/error.h"
+#include "format/writer.h"
 #include "record/proc_maps.h"
 #include "report/demangle.h"
+#include "report/dump_writer.h"
 #include "report/folded_writer.h"
+#include "report/info_writer.h"
 #include "report/kernel_symbolizer.h"
 #include "report/top_writer.h"
 #include "report/user_symbolizer.h"
@@ -201,6 +204,65 @@ TEST(TopWriter, LongNamesKeepTheirRowIntact) {
   std::string text = out.str();
   EXPECT_NE(text.find("[.] " + name + "\n"), std::string::npos);
   EXPECT_NE(text.find("[.] g\n"), std::string::npos);
+}
+
+// A small recording written with the real writer, for info and dump.
+std::string write_small_recording() {
+  std::string path = testing::TempDir() + "/small.data";
+  auto w = format::RecordingWriter::create(path);
+  format::RecordingInfo info;
+  info.writer_version = "9.9.9";
+  info.hostname = "box";
+  info.event = "cpu-clock";
+  info.sample_frequency = 99;
+  info.cpu_count = 4;
+  info.command_line = {"ebprof-record", "-a"};
+  info.start_monotonic_ns = 1'000'000'000;
+  w.write(info);
+  w.write(format::ProcessInfo{
+      7, "app", 1'000'000'000, {{0x1000, 0x2000, 0, "/bin/app", "\xab\xcd", "app.debug"}}, ""});
+  w.write(format::EmbeddedSymbols{"\xab\xcd", "/bin/app", {{0, 0, 0x2000}}, {{0x1000, 0x10, "f"}}});
+  format::SampleBatch b;
+  b.stacks = {{{}, {0x1004}}};
+  b.comms = {"app"};
+  b.samples = {{1'500'000'000, 7, 7, 1, 0, 0}, {1'600'000'000, 7, 8, 2, 0, 0}};
+  w.write(b);
+  w.write(format::RecordingEnd{3'000'000'000, {{"ring buffer full", 2}}});
+  w.close();
+  return path;
+}
+
+TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
+  std::string path = write_small_recording();
+  std::ostringstream out;
+  write_info(out, path, load_profile(path));
+  std::string text = out.str();
+  for (const char* line :
+       {"format          1.0, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
+        "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
+        "samples         2\n", "processes       1 (1 maps captures, 1 mappings)\n",
+        "lost            2 (ring buffer full: 2)\n",
+        "embedded        1 binaries, 1 function symbols\n",
+        "symbol coverage 1 of 1 sampled binaries", "\nsamples                1",
+        "\nelf-symbols            1"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+}
+
+TEST(DumpWriter, PrintsEveryFrameInOrder) {
+  std::string path = write_small_recording();
+  std::ostringstream out;
+  write_dump(out, path);
+  std::string text = out.str();
+  size_t at = 0;
+  for (const char* piece : {"# frame 0 at byte 16: header", "host box", "# frame 1 at byte",
+                            "pid 7 comm app", "/bin/app build-id abcd debuglink app.debug",
+                            "elf-symbols", "0x1000 size 0x10 f", "stack 0", "user: 0x1004",
+                            "comm 0 app", "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0",
+                            "lost 2 ring buffer full", "# 5 frames, format 1.0"}) {
+    size_t next = text.find(piece, at);
+    ASSERT_NE(next, std::string::npos) << piece << "\n" << text;
+    at = next;
+  }
 }
 
 TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {

@@ -1,0 +1,100 @@
+#include "report/dump_writer.h"
+
+#include <cinttypes>
+
+#include "format/reader.h"
+#include "report/text.h"
+
+namespace ebprof::report {
+namespace {
+
+std::string hex_bytes(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes)
+    out += format("%02x", c);
+  return out.empty() ? "-" : out;
+}
+
+void write_addresses(std::ostream& out, const char* label, const std::vector<uint64_t>& ips) {
+  out << "    " << label << ":";
+  for (uint64_t ip : ips)
+    out << ' ' << hex(ip);
+  out << '\n';
+}
+
+class Dumper : public format::RecordingVisitor {
+ public:
+  explicit Dumper(std::ostream& out) : out_(out) {}
+
+  void on_frame(const format::FrameInfo& f) override {
+    out_ << format("\n# frame %" PRIu64 " at byte %" PRIu64 ": %s, %u bytes stored%s, %u raw\n",
+                   f.index, f.offset, f.kind, f.stored_size, f.compressed ? " (zstd)" : "",
+                   f.raw_size);
+  }
+  void on_info(format::RecordingInfo&& i) override {
+    out_ << "writer " << i.writer_version << "\nhost " << i.hostname << " " << i.kernel_release
+         << " " << i.machine << "\ncommand";
+    for (const auto& a : i.command_line)
+      out_ << ' ' << a;
+    out_ << format("\nevent %s frequency %" PRIu64 " period %" PRIu64 " cpus %u transport %s\n",
+                   i.event.c_str(), i.sample_frequency, i.sample_period, i.cpu_count,
+                   i.transport.c_str())
+         << format("start realtime %" PRIu64 " (%s) monotonic %" PRIu64 "\n", i.start_realtime_ns,
+                   utc_time(i.start_realtime_ns).c_str(), i.start_monotonic_ns);
+  }
+  void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
+    for (const auto& s : symbols)
+      out_ << hex(s.address) << " size " << hex(s.size) << ' ' << s.name
+           << (s.module.empty() ? "" : " [" + s.module + "]") << '\n';
+  }
+  void on_process(format::ProcessInfo&& p) override {
+    out_ << format("pid %u comm %s captured %" PRIu64 "%s%s\n", p.pid, p.comm.c_str(),
+                   p.captured_at_ns,
+                   p.maps_error.empty() ? "" : " maps error: ", p.maps_error.c_str());
+    for (const auto& m : p.mappings)
+      out_ << "  " << hex(m.start) << '-' << hex(m.end) << " offset " << hex(m.file_offset) << ' '
+           << m.path << " build-id " << hex_bytes(m.build_id)
+           << (m.debuglink.empty() ? "" : " debuglink " + m.debuglink) << '\n';
+  }
+  void on_samples(format::SampleBatch&& b) override {
+    for (size_t i = 0; i < b.stacks.size(); ++i) {
+      out_ << "stack " << b.first_stack_id + i << '\n';
+      write_addresses(out_, "kernel", b.stacks[i].kernel);
+      write_addresses(out_, "user", b.stacks[i].user);
+    }
+    for (size_t i = 0; i < b.comms.size(); ++i)
+      out_ << "comm " << b.first_comm_id + i << ' ' << b.comms[i] << '\n';
+    for (const auto& s : b.samples)
+      out_ << format("sample time %" PRIu64 " pid %u tid %u cpu %u stack %u comm %u\n", s.time_ns,
+                     s.pid, s.tid, s.cpu, s.stack_id, s.comm_id);
+  }
+  void on_elf_symbols(format::EmbeddedSymbols&& e) override {
+    out_ << "binary " << e.path << " build-id " << hex_bytes(e.build_id) << '\n';
+    for (const auto& s : e.segments)
+      out_ << "  load offset " << hex(s.offset) << " vaddr " << hex(s.vaddr) << " size "
+           << hex(s.file_size) << '\n';
+    for (const auto& s : e.symbols)
+      out_ << "  " << hex(s.address) << " size " << hex(s.size) << ' ' << s.name << '\n';
+  }
+  void on_end(format::RecordingEnd&& e) override {
+    out_ << "end monotonic " << e.end_monotonic_ns << '\n';
+    for (const auto& l : e.losses)
+      out_ << "lost " << l.count << ' ' << l.cause << '\n';
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+void write_dump(std::ostream& out, const std::string& path) {
+  Dumper dumper(out);
+  format::ReadResult r = format::read_recording(path, dumper);
+  out << format("\n# %" PRIu64 " frames, format %u.%u\n", r.frames, r.version_major,
+                r.version_minor);
+  if (!r.complete)
+    out << "# warning: " << r.warning << '\n';
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,93 @@
+#include "report/info_writer.h"
+
+#include <cinttypes>
+#include <set>
+
+#include "report/text.h"
+
+namespace ebprof::report {
+namespace {
+
+// Build-ids of the binaries that sampled user frames fall in, with the
+// number of those binaries that have no build-id (which cannot be embedded).
+std::set<std::string> sampled_build_ids(const Profile& p, size_t& without_build_id) {
+  std::set<std::string> ids;
+  std::set<std::string> anonymous;
+  for (const StackCount& c : p.counts) {
+    auto it = p.processes.find(c.pid);
+    if (it == p.processes.end())
+      continue;
+    for (uint64_t ip : p.stacks[c.stack_id].user)
+      for (size_t i = c.capture; i < it->second.size(); ++i)
+        for (const auto& m : it->second[i].mappings)
+          if (ip >= m.start && ip < m.end && m.path.starts_with("/"))
+            (m.build_id.empty() ? anonymous.insert(m.path) : ids.insert(m.build_id));
+  }
+  without_build_id = anonymous.size();
+  return ids;
+}
+
+}  // namespace
+
+void write_info(std::ostream& out, const std::string& path, const Profile& p) {
+  const auto& info = p.info;
+  std::string command;
+  for (const auto& arg : info.command_line)
+    command += (command.empty() ? "" : " ") + arg;
+  size_t captures = 0, mappings = 0;
+  for (const auto& [pid, list] : p.processes) {
+    captures += list.size();
+    for (const auto& c : list)
+      mappings += c.mappings.size();
+  }
+  size_t embedded_functions = 0;
+  for (const auto& [id, table] : p.embedded_symbols)
+    embedded_functions += table.size();
+  size_t without_build_id = 0;
+  std::set<std::string> sampled = sampled_build_ids(p, without_build_id);
+  size_t covered = 0;
+  for (const auto& id : sampled)
+    covered += p.embedded_symbols.count(id);
+
+  out << "recording       " << path << "\n"
+      << format("format          %u.%u, written by ebprof ", p.version_major, p.version_minor)
+      << info.writer_version << "\n"
+      << "host            " << info.hostname << " (Linux " << info.kernel_release << " "
+      << info.machine << ")\n"
+      << "command line    " << command << "\n"
+      << format("event           %s at %" PRIu64 " Hz on %u CPUs, transport %s\n",
+                info.event.c_str(), info.sample_frequency, info.cpu_count, info.transport.c_str())
+      << "started         " << utc_time(info.start_realtime_ns) << "\n"
+      << format("duration        %.2f s%s\n", duration_s(p),
+                p.end ? "" : " (no end frame: the recorder was killed or the file is cut)")
+      << format("samples         %" PRIu64 "\n", p.total_samples)
+      << format("stacks          %zu distinct\n", p.stacks.size())
+      << format("processes       %zu (%zu maps captures, %zu mappings)\n", p.processes.size(),
+                captures, mappings)
+      << "lost            " << describe_losses(p) << "\n"
+      << format("kernel symbols  %zu\n", p.kernel_symbols.size())
+      << format("embedded        %zu binaries, %zu function symbols\n", p.embedded_symbols.size(),
+                embedded_functions)
+      << format(
+             "symbol coverage %zu of %zu sampled binaries with a build-id have an embedded "
+             "table; %zu without a build-id\n",
+             covered, sampled.size(), without_build_id);
+  if (!p.warning.empty())
+    out << "warning         " << p.warning << "\n";
+
+  out << "\nsection           frames        bytes    raw bytes\n";
+  uint64_t frames = 0, stored = 0, raw = 0;
+  for (const auto& s : p.sections) {
+    out << format("%-16s %7" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", s.kind.c_str(), s.frames,
+                  s.stored_bytes, s.raw_bytes);
+    frames += s.frames;
+    stored += s.stored_bytes;
+    raw += s.raw_bytes;
+  }
+  out << format("%-16s %7" PRIu64 " %12" PRIu64 " %12" PRIu64 "  (+16 bytes of file header)\n",
+                "total", frames, stored, raw);
+  if (p.total_samples)
+    out << format("bytes per sample %.1f\n", double(stored + 16) / double(p.total_samples));
+}
+
+}  // namespace ebprof::report

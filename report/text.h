@@ -1,0 +1,40 @@
+#pragma once
+
+// Small text helpers shared by the report writers.
+
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+namespace ebprof::report {
+
+inline std::string hex(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+// "2026-11-30 04:20:28 UTC" for a CLOCK_REALTIME time in nanoseconds.
+inline std::string utc_time(uint64_t realtime_ns) {
+  time_t t = static_cast<time_t>(realtime_ns / 1'000'000'000);
+  tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+// printf into a string, for short fixed-layout fields (names are streamed).
+template <typename... Args>
+std::string format(const char* fmt, Args... args) {
+  char buf[256];
+  int n = std::snprintf(buf, sizeof buf, fmt, args...);
+  if (n < static_cast<int>(sizeof buf))
+    return buf;
+  std::string out(n, '\0');
+  std::snprintf(out.data(), n + 1, fmt, args...);
+  return out;
+}
+
+}  // namespace ebprof::report
