@@ -1,6 +1,8 @@
 #include "format/reader.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <capnp/serialize.h>
@@ -11,9 +13,11 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "common/error.h"
+#include "common/unique_fd.h"
 #include "format/crc32c.h"
 #include "format/ebprof.capnp.h"
 #include "format/framing.h"
@@ -21,12 +25,7 @@
 namespace ebprof::format {
 namespace {
 
-struct FileClose {
-  void operator()(FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<FILE, FileClose>;
-
-// A damaged frame: reading stops, what was read so far stays valid.
+// A damaged frame: it is skipped, what was read before it stays valid.
 struct FrameDamage {
   std::string why;
 };
@@ -119,10 +118,16 @@ struct IdSpace {
   uint64_t comms = 0;
 };
 
-SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids) {
+// After a damaged frame was skipped (`allow_gaps`), a batch may start past
+// the ids defined so far: the ids in between were lost with that frame.
+SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
   SampleBatch batch;
   batch.first_stack_id = r.getFirstStackId();
   batch.first_comm_id = r.getFirstCommId();
+  if (allow_gaps && batch.first_stack_id >= ids.stacks && batch.first_comm_id >= ids.comms) {
+    ids.stacks = batch.first_stack_id;
+    ids.comms = batch.first_comm_id;
+  }
   if (batch.first_stack_id != ids.stacks || batch.first_comm_id != ids.comms)
     throw FrameDamage{"batch starts at stack " + std::to_string(batch.first_stack_id) + ", comm " +
                       std::to_string(batch.first_comm_id) + " but " + std::to_string(ids.stacks) +
@@ -192,14 +197,6 @@ RecordingEnd decode(schema::RecordingEnd::Reader r) {
   return end;
 }
 
-// Reads exactly `size` bytes; returns how many were there before EOF.
-size_t read_up_to(FILE* f, void* out, size_t size, const std::string& path) {
-  size_t n = std::fread(out, 1, size, f);
-  if (n < size && std::ferror(f))
-    throw_errno("reading " + path, errno);
-  return n;
-}
-
 const char* kind_name(uint16_t kind) {
   switch (static_cast<FrameKind>(kind)) {
     case FrameKind::kRecordingInfo:
@@ -218,10 +215,13 @@ const char* kind_name(uint16_t kind) {
   return "unknown";
 }
 
+size_t read_at(int fd, uint64_t offset, void* out, size_t size, const std::string& path);
+
 // Returns the file's (major, minor) version.
-std::pair<uint16_t, uint16_t> check_file_header(FILE* f, const std::string& path) {
+std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
+                                                const std::string& path) {
   std::array<uint8_t, kFileHeaderSize> h{};
-  size_t n = read_up_to(f, h.data(), h.size(), path);
+  size_t n = read_at(fd, 0, h.data(), h.size(), path);
   if (n == 0)
     throw Error(path + " is empty: not an ebprof recording (did ebprof-record fail to start?)");
   if (n < kMagic.size() || !std::equal(kMagic.begin(), kMagic.end(), h.begin()))
@@ -239,121 +239,224 @@ std::pair<uint16_t, uint16_t> check_file_header(FILE* f, const std::string& path
   return {major, minor};
 }
 
+// Decompresses and decodes one checked frame and hands it to the visitor.
+// Returns why the frame is damaged, or "" when it was delivered. Nothing
+// reaches the visitor from a damaged frame.
+std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& stored,
+                         std::vector<capnp::word>& raw, IdSpace& ids, bool allow_gaps,
+                         RecordingVisitor& visitor, const FrameInfo& info,
+                         const std::string& path) {
+  bool compressed = h.flags & kFrameZstd;
+  if (compressed && ZSTD_getFrameContentSize(stored.data(), stored.size()) != h.raw_size)
+    return "frame does not decompress";
+  raw.resize(h.raw_size / sizeof(capnp::word));
+  if (compressed) {
+    size_t got = ZSTD_decompress(raw.data(), h.raw_size, stored.data(), stored.size());
+    if (ZSTD_isError(got) || got != h.raw_size)
+      return "frame does not decompress";
+  } else {
+    std::memcpy(raw.data(), stored.data(), stored.size());
+  }
+  if (info.index == 0 && h.kind != static_cast<uint16_t>(FrameKind::kRecordingInfo))
+    throw Error(path + " has no recording header frame: file is damaged");
+
+  auto deliver = [&](auto&& value, auto callback) {
+    visitor.on_frame(info);
+    (visitor.*callback)(std::move(value));
+  };
+  try {
+    capnp::ReaderOptions options;
+    // Bound the work a message can cause to a small multiple of its size.
+    options.traversalLimitInWords = raw.size() * 4 + 1024;
+    options.nestingLimit = 16;
+    capnp::FlatArrayMessageReader message(kj::arrayPtr(raw.data(), raw.size()), options);
+    switch (static_cast<FrameKind>(h.kind)) {
+      case FrameKind::kRecordingInfo:
+        deliver(decode(message.getRoot<schema::RecordingInfo>()), &RecordingVisitor::on_info);
+        break;
+      case FrameKind::kKernelSymbols:
+        deliver(decode(message.getRoot<schema::KernelSymbols>()),
+                &RecordingVisitor::on_kernel_symbols);
+        break;
+      case FrameKind::kProcess:
+        deliver(decode(message.getRoot<schema::Process>()), &RecordingVisitor::on_process);
+        break;
+      case FrameKind::kSampleBatch: {
+        IdSpace after = ids;  // committed only if the whole batch decodes
+        SampleBatch batch = decode(message.getRoot<schema::SampleBatch>(), after, allow_gaps);
+        ids = after;
+        deliver(std::move(batch), &RecordingVisitor::on_samples);
+        break;
+      }
+      case FrameKind::kElfSymbols:
+        deliver(decode(message.getRoot<schema::ElfSymbols>()), &RecordingVisitor::on_elf_symbols);
+        break;
+      case FrameKind::kRecordingEnd:
+        deliver(decode(message.getRoot<schema::RecordingEnd>()), &RecordingVisitor::on_end);
+        break;
+      default:
+        visitor.on_frame(info);  // a kind from a newer minor version: skip it
+        break;
+    }
+  } catch (const FrameDamage& d) {
+    return "frame is damaged: " + d.why;
+  } catch (const kj::Exception& e) {
+    return "frame is damaged: " + std::string(e.getDescription().cStr());
+  }
+  return "";
+}
+
+}  // namespace
+
+namespace {
+
+// Reads exactly `size` bytes at `offset` unless the file ends first; returns
+// how many were read.
+size_t read_at(int fd, uint64_t offset, void* out, size_t size, const std::string& path) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = pread(fd, static_cast<uint8_t*>(out) + done, size - done, offset + done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      throw_errno("reading " + path, errno);
+    if (n == 0)
+      break;
+    done += n;
+  }
+  return done;
+}
+
+// Whether a frame header's fields are self-consistent, and (with `fits`)
+// whether its payload fits in the file.
+bool plausible(const FrameHeader& h, uint64_t offset, uint64_t file_size, bool fits = true) {
+  bool compressed = h.flags & kFrameZstd;
+  return h.stored_size <= kMaxFrameBytes && h.raw_size <= kMaxFrameBytes && h.raw_size % 8 == 0 &&
+         (compressed || h.stored_size == h.raw_size) && !(h.flags & ~kFrameZstd) && h.kind != 0 &&
+         (!fits || offset + kFrameHeaderSize + h.stored_size <= file_size);
+}
+
+enum class Check { kOk, kCut, kDamaged };
+
+// Reads the frame at `offset` into `h` and `stored` and checks its framing
+// and checksum.
+Check read_frame(int fd, uint64_t offset, uint64_t file_size, const std::string& path,
+                 FrameHeader& h, std::vector<uint8_t>& stored, std::string& why) {
+  std::array<uint8_t, kFrameHeaderSize> hb{};
+  if (read_at(fd, offset, hb.data(), hb.size(), path) < hb.size()) {
+    why = "file ends inside a frame header (recording cut short)";
+    return Check::kCut;
+  }
+  h = decode_frame_header(hb.data());
+  if (!plausible(h, offset, file_size)) {
+    // A sane header whose payload runs past the end: the file was cut.
+    bool cut = plausible(h, offset, file_size, /*fits=*/false);
+    why = cut ? "file ends inside a frame (recording cut short)" : "frame header is damaged";
+    return cut ? Check::kCut : Check::kDamaged;
+  }
+  stored.resize(h.stored_size);  // bounded: plausible() checked it against the file
+  if (read_at(fd, offset + kFrameHeaderSize, stored.data(), stored.size(), path) < stored.size()) {
+    why = "file ends inside a frame (recording cut short)";
+    return Check::kCut;
+  }
+  if (crc32c(crc32c(0, hb.data(), 12), stored.data(), stored.size()) != h.crc) {
+    why = "checksum mismatch";
+    return Check::kDamaged;
+  }
+  return Check::kOk;
+}
+
+// The offset of the next intact frame after damage at `from`: the first
+// position whose header is plausible and whose checksum matches, or
+// file_size when there is none.
+uint64_t find_next_frame(int fd, uint64_t from, uint64_t file_size, const std::string& path) {
+  constexpr size_t kWindow = 1 << 20;
+  std::vector<uint8_t> window;
+  std::vector<uint8_t> stored;
+  for (uint64_t base = from; base + kFrameHeaderSize <= file_size; base += kWindow) {
+    window.resize(std::min<uint64_t>(kWindow + kFrameHeaderSize, file_size - base));
+    size_t n = read_at(fd, base, window.data(), window.size(), path);
+    for (size_t i = 0; i + kFrameHeaderSize <= n && i < kWindow; ++i) {
+      if (!plausible(decode_frame_header(&window[i]), base + i, file_size))
+        continue;
+      FrameHeader h;
+      std::string why;
+      if (read_frame(fd, base + i, file_size, path, h, stored, why) == Check::kOk)
+        return base + i;
+    }
+  }
+  return file_size;
+}
+
 }  // namespace
 
 ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
-  File f(std::fopen(path.c_str(), "rbe"));
-  if (!f)
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd)
     throw Error(errno_message("cannot open " + path, errno));
-  auto [major, minor] = check_file_header(f.get(), path);
   struct stat st {};
-  if (fstat(fileno(f.get()), &st) != 0)
+  if (fstat(fd.get(), &st) != 0)
     throw_errno("reading " + path, errno);
+  if (!S_ISREG(st.st_mode))
+    throw Error(path + " is not a regular file: not an ebprof recording");
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
 
   ReadResult result;
-  result.version_major = major;
-  result.version_minor = minor;
+  std::tie(result.version_major, result.version_minor) =
+      check_file_header(fd.get(), file_size, path);
   IdSpace ids;
   uint64_t offset = kFileHeaderSize;
   std::vector<uint8_t> stored;
   std::vector<capnp::word> raw;
-  auto stop = [&](const std::string& why) {
-    result.complete = false;
-    result.warning = path + ": " + why + " at byte " + std::to_string(offset) + " (frame " +
-                     std::to_string(result.frames + 1) + "); the report covers the " +
-                     std::to_string(result.frames) + " frames before it";
-  };
+  std::string first_damage;
 
-  while (true) {
-    std::array<uint8_t, kFrameHeaderSize> hb{};
-    size_t n = read_up_to(f.get(), hb.data(), hb.size(), path);
-    if (n == 0)
-      break;
-    if (n < hb.size()) {
-      stop("file ends inside a frame header (recording cut short)");
+  while (offset < file_size) {
+    FrameHeader h;
+    std::string why;
+    Check check = read_frame(fd.get(), offset, file_size, path, h, stored, why);
+    // A length that runs past the end means a cut file only if no intact
+    // frame follows; otherwise the length itself is damaged.
+    uint64_t next = file_size;
+    if (check == Check::kCut &&
+        (next = find_next_frame(fd.get(), offset + 1, file_size, path)) < file_size) {
+      check = Check::kDamaged;
+      why = "frame header is damaged";
+    }
+    if (check == Check::kCut) {
+      result.complete = false;
+      result.warning = path + ": " + why + " at byte " + std::to_string(offset) +
+                       "; the report covers the " + std::to_string(result.frames) +
+                       " complete frames before it";
       break;
     }
-    FrameHeader h = decode_frame_header(hb.data());
-    bool compressed = h.flags & kFrameZstd;
-    if (h.stored_size > kMaxFrameBytes || h.raw_size > kMaxFrameBytes || h.raw_size % 8 != 0 ||
-        (!compressed && h.stored_size != h.raw_size) || (h.flags & ~kFrameZstd)) {
-      stop("frame header is damaged");
-      break;
-    }
-    // Never allocate for bytes the file does not have.
-    if (offset + kFrameHeaderSize + h.stored_size > file_size) {
-      stop("file ends inside a frame (recording cut short)");
-      break;
-    }
-    stored.resize(h.stored_size);
-    if (read_up_to(f.get(), stored.data(), stored.size(), path) < stored.size()) {
-      stop("file ends inside a frame (recording cut short)");
-      break;
-    }
-    if (crc32c(crc32c(0, hb.data(), 12), stored.data(), stored.size()) != h.crc) {
-      stop("frame checksum mismatch (damaged data)");
-      break;
-    }
-    if (compressed && ZSTD_getFrameContentSize(stored.data(), stored.size()) != h.raw_size) {
-      stop("frame does not decompress (damaged data)");
-      break;
-    }
-    raw.resize(h.raw_size / sizeof(capnp::word));
-    if (compressed) {
-      size_t got = ZSTD_decompress(raw.data(), h.raw_size, stored.data(), stored.size());
-      if (ZSTD_isError(got) || got != h.raw_size) {
-        stop("frame does not decompress (damaged data)");
-        break;
+    if (check == Check::kOk) {
+      why = decode_frame(h, stored, raw, ids, result.damaged_frames > 0, visitor,
+                         FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
+                                   h.raw_size, static_cast<bool>(h.flags & kFrameZstd)},
+                         path);
+      if (why.empty()) {
+        ++result.frames;
+        offset += kFrameHeaderSize + h.stored_size;
+        continue;
       }
-    } else {
-      std::memcpy(raw.data(), stored.data(), stored.size());
     }
-
-    try {
-      capnp::ReaderOptions options;
-      // Bound the work a message can cause to a small multiple of its size.
-      options.traversalLimitInWords = raw.size() * 4 + 1024;
-      options.nestingLimit = 16;
-      capnp::FlatArrayMessageReader message(kj::arrayPtr(raw.data(), raw.size()), options);
-      if (result.frames == 0 && h.kind != static_cast<uint16_t>(FrameKind::kRecordingInfo))
-        throw Error(path + " has no recording header frame: file is damaged");
-      visitor.on_frame(FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
-                                 h.raw_size, compressed});
-      switch (static_cast<FrameKind>(h.kind)) {
-        case FrameKind::kRecordingInfo:
-          visitor.on_info(decode(message.getRoot<schema::RecordingInfo>()));
-          break;
-        case FrameKind::kKernelSymbols:
-          visitor.on_kernel_symbols(decode(message.getRoot<schema::KernelSymbols>()));
-          break;
-        case FrameKind::kProcess:
-          visitor.on_process(decode(message.getRoot<schema::Process>()));
-          break;
-        case FrameKind::kSampleBatch:
-          visitor.on_samples(decode(message.getRoot<schema::SampleBatch>(), ids));
-          break;
-        case FrameKind::kElfSymbols:
-          visitor.on_elf_symbols(decode(message.getRoot<schema::ElfSymbols>()));
-          break;
-        case FrameKind::kRecordingEnd:
-          visitor.on_end(decode(message.getRoot<schema::RecordingEnd>()));
-          break;
-        default:
-          break;  // a kind from a newer minor version: skip it
-      }
-    } catch (const FrameDamage& d) {
-      stop("frame is damaged: " + d.why);
-      break;
-    } catch (const kj::Exception& e) {
-      stop("frame is damaged: " + std::string(e.getDescription().cStr()));
-      break;
-    }
-    ++result.frames;
-    offset += kFrameHeaderSize + h.stored_size;
+    // Damaged: skip to the next intact frame, if any.
+    if (result.damaged_frames++ == 0)
+      first_damage = why + " at byte " + std::to_string(offset);
+    if (next == file_size)
+      next = find_next_frame(fd.get(), offset + 1, file_size, path);
+    result.skipped_bytes += next - offset;
+    offset = next;
   }
   if (result.frames == 0)
-    throw Error(path + " holds no complete frame: recording is unusable");
+    throw Error(path + " holds no intact frame: recording is unusable");
+  if (result.damaged_frames) {
+    result.complete = false;
+    std::string damage = path + ": " + std::to_string(result.damaged_frames) +
+                         " damaged frame(s) skipped, " + std::to_string(result.skipped_bytes) +
+                         " bytes (first: " + first_damage + ")";
+    result.warning = result.warning.empty() ? damage : damage + "; " + result.warning;
+  }
   return result;
 }
 

@@ -20,7 +20,9 @@ struct FrameInfo {
 
 // Receives a recording's contents frame by frame, in file order. A batch's
 // ids are validated before it is handed over: every sample's stack_id and
-// comm_id refers to a stack or comm delivered earlier or in the same batch.
+// comm_id refers to a stack or comm defined earlier or in the same batch.
+// After a damaged batch was skipped, a batch's first ids may jump past the
+// ids defined so far; those lost stacks and comms are never delivered.
 class RecordingVisitor {
  public:
   virtual ~RecordingVisitor() = default;
@@ -39,14 +41,18 @@ struct ReadResult {
   uint16_t version_major = 0;
   uint16_t version_minor = 0;
   uint64_t frames = 0;
-  bool complete = true;  // false when the file ended early or a frame was damaged
-  std::string warning;   // one line saying where and why reading stopped
+  bool complete = true;         // false when the file ended early or a frame was damaged
+  uint64_t damaged_frames = 0;  // skipped: their contents never reach the visitor
+  uint64_t skipped_bytes = 0;
+  std::string warning;  // one line: what was skipped, and where the file ends early
 };
 
 // Streams the recording at `path` into `visitor`, one frame in memory at a
 // time. Throws Error when the file cannot be used at all (missing, empty, not
-// an ebprof recording, a newer major version, no header frame). Damage after
-// the header frame ends reading with a warning, keeping what was read.
+// an ebprof recording, a newer major version, no intact header frame). A
+// damaged frame is skipped (the reader resynchronises on the next frame whose
+// checksum holds), and a file cut short is read up to its last complete
+// frame; either way a one-line warning says so.
 ReadResult read_recording(const std::string& path, RecordingVisitor& visitor);
 
 }  // namespace ebprof::format

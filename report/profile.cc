@@ -32,7 +32,12 @@ class ProfileBuilder : public format::RecordingVisitor {
     captures.insert(at, std::move(process));
   }
   void on_samples(format::SampleBatch&& batch) override {
+    // Ids skipped over belong to a damaged frame the reader dropped.
+    p_.stack_lost.resize(batch.first_stack_id, true);
+    p_.stacks.resize(batch.first_stack_id);
+    p_.comms.resize(batch.first_comm_id, "[lost]");
     std::move(batch.stacks.begin(), batch.stacks.end(), std::back_inserter(p_.stacks));
+    p_.stack_lost.resize(p_.stacks.size(), false);
     std::move(batch.comms.begin(), batch.comms.end(), std::back_inserter(p_.comms));
     for (const format::Sample& s : batch.samples) {
       Key key{s.pid, capture_at(s.pid, s.time_ns), s.comm_id, s.stack_id};

@@ -32,6 +32,7 @@ struct Profile {
   // Every maps capture of each pid, oldest first.
   std::unordered_map<uint32_t, std::vector<format::ProcessInfo>> processes;
   std::vector<format::Stack> stacks;
+  std::vector<bool> stack_lost;  // parallel to stacks: defined in a damaged, skipped frame
   std::vector<std::string> comms;
   std::vector<StackCount> counts;
   uint64_t total_samples = 0;

@@ -14,6 +14,11 @@ std::vector<SymbolizedStack> symbolize(const Profile& profile) {
       captures = std::span(it->second).subspan(c.capture);
 
     SymbolizedStack s{c.pid, profile.comms[c.comm_id], c.count, {}};
+    if (profile.stack_lost[c.stack_id]) {
+      s.frames.push_back(Frame{"[unknown] (stack lost in a damaged frame)", "[unknown]"});
+      out.push_back(std::move(s));
+      continue;
+    }
     s.frames.reserve(stack.kernel.size() + stack.user.size());
     // Entry 0 of each half is the interrupted instruction; the rest are
     // return addresses, which point just past their call.

@@ -211,26 +211,68 @@ TEST(Reader, EveryTruncationReadsTheCompleteFramesBeforeIt) {
   EXPECT_EQ(last_frames, 7u);
 }
 
-TEST(Reader, DamagedByteStopsReadingWithAWarningNeverACrash) {
+// A flipped byte damages exactly one frame: the reader reports it, skips
+// it, resynchronises on the next frame and delivers everything else.
+TEST(Reader, ADamagedFrameIsSkippedAndEveryOtherFrameRead) {
   std::string path = temp_file("flip.data");
   for (bool compress : {false, true}) {
     write_recording(path, compress, second_batch());
     const std::string good = read_bytes(path);
+    Collected all;
+    const uint64_t frames = read_recording(path, all).frames;
+    // Where the header frame ends: damage before that makes the file unusable.
+    struct FirstFrame : Collected {
+      uint64_t second_at = 0, last_at = 0;
+      void on_frame(const FrameInfo& f) override {
+        if (f.index == 1)
+          second_at = f.offset;
+        last_at = f.offset;
+      }
+    } first;
+    read_recording(path, first);
     // Bytes 12..15 of the file header are reserved and not checked.
     for (size_t i = 16; i < good.size(); ++i) {
       std::string bad = good;
       bad[i] ^= 0x5a;
       write_bytes(path, bad);
       Collected c;
-      try {
-        ReadResult r = read_recording(path, c);
-        EXPECT_FALSE(r.complete) << "byte " << i;
-        EXPECT_FALSE(r.warning.empty());
-      } catch (const Error&) {
-        // Damage inside the first frame makes the file unusable: fine.
+      if (i < first.second_at) {
+        EXPECT_THROW(read_recording(path, c), Error) << "byte " << i;
+        continue;
       }
+      ReadResult r = read_recording(path, c);
+      EXPECT_EQ(r.frames, frames - 1) << "byte " << i << ": " << r.warning;
+      // A damaged length in the last frame looks like a cut: nothing follows.
+      bool skipped = r.warning.find("1 damaged frame(s) skipped") != std::string::npos;
+      bool cut = r.warning.find("cut short") != std::string::npos && i >= first.last_at;
+      EXPECT_TRUE(skipped || cut) << "byte " << i << ": " << r.warning;
     }
   }
+}
+
+// Losing a batch loses its stacks; later batches that refer to older
+// stacks, or define their own, still read.
+TEST(Reader, BatchesAfterASkippedBatchStillRead) {
+  std::string path = temp_file("gap.data");
+  write_recording(path, false, second_batch());
+  std::string bytes = read_bytes(path);
+  struct Offsets : Collected {
+    std::vector<std::pair<std::string, uint64_t>> frames;
+    void on_frame(const FrameInfo& f) override { frames.push_back({f.kind, f.offset}); }
+  } offsets;
+  read_recording(path, offsets);
+  auto first_batch_at = std::find_if(offsets.frames.begin(), offsets.frames.end(),
+                                     [](const auto& f) { return f.first == "samples"; });
+  ASSERT_NE(first_batch_at, offsets.frames.end());
+  bytes[first_batch_at->second + 40] ^= 0x01;
+  write_bytes(path, bytes);
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_EQ(r.damaged_frames, 1u);
+  ASSERT_EQ(c.batches.size(), 1u);
+  EXPECT_EQ(c.batches[0].first_stack_id, 2u);  // ids 0 and 1 were lost with the first batch
+  EXPECT_EQ(c.batches[0].samples.size(), 2u);
+  EXPECT_TRUE(c.end);
 }
 
 TEST(Reader, SampleReferringToAnUndefinedStackIsDamage) {
