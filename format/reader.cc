@@ -243,13 +243,13 @@ std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
 // Returns why the frame is damaged, or "" when it was delivered. Nothing
 // reaches the visitor from a damaged frame.
 std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& stored,
-                         std::vector<capnp::word>& raw, IdSpace& ids, bool allow_gaps,
+                         std::vector<uint64_t>& raw, IdSpace& ids, bool allow_gaps,
                          RecordingVisitor& visitor, const FrameInfo& info,
                          const std::string& path) {
   bool compressed = h.flags & kFrameZstd;
   if (compressed && ZSTD_getFrameContentSize(stored.data(), stored.size()) != h.raw_size)
     return "frame does not decompress";
-  raw.resize(h.raw_size / sizeof(capnp::word));
+  raw.resize(h.raw_size / sizeof(uint64_t));
   if (compressed) {
     size_t got = ZSTD_decompress(raw.data(), h.raw_size, stored.data(), stored.size());
     if (ZSTD_isError(got) || got != h.raw_size)
@@ -269,7 +269,8 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
     // Bound the work a message can cause to a small multiple of its size.
     options.traversalLimitInWords = raw.size() * 4 + 1024;
     options.nestingLimit = 16;
-    capnp::FlatArrayMessageReader message(kj::arrayPtr(raw.data(), raw.size()), options);
+    capnp::FlatArrayMessageReader message(
+        kj::arrayPtr(reinterpret_cast<const capnp::word*>(raw.data()), raw.size()), options);
     switch (static_cast<FrameKind>(h.kind)) {
       case FrameKind::kRecordingInfo:
         deliver(decode(message.getRoot<schema::RecordingInfo>()), &RecordingVisitor::on_info);
@@ -407,7 +408,8 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   IdSpace ids;
   uint64_t offset = kFileHeaderSize;
   std::vector<uint8_t> stored;
-  std::vector<capnp::word> raw;
+  // 8-byte aligned, as Cap'n Proto words must be.
+  std::vector<uint64_t> raw;
   std::string first_damage;
 
   while (offset < file_size) {

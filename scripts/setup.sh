@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config         # C++ toolchain
   clang llvm bpftool libbpf-dev            # BPF programs and skeletons
+  libclang-rt-14-dev                       # ASan, UBSan and libFuzzer for the reader
   libelf-dev libdw-dev                     # ELF symbols (report)
   capnproto libcapnp-dev libzstd-dev       # the recording format
   libcli11-dev libgtest-dev                # command lines, tests

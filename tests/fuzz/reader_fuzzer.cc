@@ -1,0 +1,68 @@
+// libFuzzer target: any byte sequence as a recording, through everything a
+// report does with a file from a stranger: the reader, aggregation,
+// symbolization, info, top and dump. Only a one-line Error may come out.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "format/crc32c.h"
+#include "format/framing.h"
+#include "report/dump_writer.h"
+#include "report/info_writer.h"
+#include "report/profile.h"
+#include "report/symbolizer.h"
+#include "report/top_writer.h"
+
+namespace {
+
+namespace fmt = ebprof::format;
+
+// A mutated payload almost never keeps its CRC, so on its own the fuzzer
+// would test little beyond the checksum. This copy has every frame's CRC
+// recomputed, so mutations reach decompression and Cap'n Proto decoding.
+std::vector<uint8_t> with_valid_checksums(const uint8_t* data, size_t size) {
+  std::vector<uint8_t> out(data, data + size);
+  size_t at = fmt::kFileHeaderSize;
+  while (at + fmt::kFrameHeaderSize <= out.size()) {
+    fmt::FrameHeader h = fmt::decode_frame_header(&out[at]);
+    size_t end = at + fmt::kFrameHeaderSize + h.stored_size;
+    if (end > out.size())
+      break;
+    uint32_t crc = fmt::crc32c(0, &out[at], 12);
+    crc = fmt::crc32c(crc, &out[at + fmt::kFrameHeaderSize], h.stored_size);
+    fmt::put_le32(&out[at + 12], crc);
+    at = end;
+  }
+  return out;
+}
+
+void report_on(const uint8_t* data, size_t size) {
+  // The reader takes a path: give it an in-memory file.
+  static const int fd = memfd_create("ebprof-fuzz", MFD_CLOEXEC);
+  static const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size))
+    return;
+  try {
+    ebprof::report::Profile profile = ebprof::report::load_profile(path);
+    std::ostringstream sink;
+    ebprof::report::write_info(sink, path, profile);
+    ebprof::report::write_top(sink, profile, ebprof::report::symbolize(profile), {.rows = 0});
+    ebprof::report::write_dump(sink, path);
+  } catch (const ebprof::Error&) {
+    // Expected for unusable input; anything else escaping is a finding.
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  report_on(data, size);
+  std::vector<uint8_t> fixed = with_valid_checksums(data, size);
+  report_on(fixed.data(), fixed.size());
+  return 0;
+}
