@@ -249,6 +249,10 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
   bool compressed = h.flags & kFrameZstd;
   if (compressed && ZSTD_getFrameContentSize(stored.data(), stored.size()) != h.raw_size)
     return "frame does not decompress";
+  // Cap'n Proto needs at least the segment table: an empty frame is damage
+  // (and memcpy from an empty vector's null data() would be undefined).
+  if (h.raw_size == 0)
+    return "frame is empty";
   raw.resize(h.raw_size / sizeof(uint64_t));
   if (compressed) {
     size_t got = ZSTD_decompress(raw.data(), h.raw_size, stored.data(), stored.size());

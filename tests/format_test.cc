@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "common/error.h"
+#include "format/crc32c.h"
+#include "format/framing.h"
 #include "format/reader.h"
 #include "format/writer.h"
 
@@ -306,6 +308,22 @@ TEST(Reader, OversizedFieldsAreDamageNotAllocations) {
   r = read_recording(path, k);
   EXPECT_NE(r.warning.find("kernel module name of 57 bytes"), std::string::npos) << r.warning;
   EXPECT_TRUE(k.kernel_symbols.empty());
+}
+
+// Found by the fuzzer: a zero-length frame with a valid checksum.
+TEST(Reader, AnEmptyFrameIsDamage) {
+  std::string path = temp_file("empty-frame.data");
+  write_recording(path, false, second_batch());
+  std::string bytes = read_bytes(path);
+  uint8_t frame[16] = {};
+  put_le16(&frame[8], static_cast<uint16_t>(FrameKind::kProcess));
+  put_le32(&frame[12], crc32c(0, frame, 12));
+  write_bytes(path, bytes + std::string(reinterpret_cast<char*>(frame), sizeof frame));
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_EQ(r.damaged_frames, 1u);
+  EXPECT_NE(r.warning.find("frame is empty"), std::string::npos) << r.warning;
+  EXPECT_TRUE(c.end);
 }
 
 TEST(Writer, UnwritablePathIsOneClearError) {
