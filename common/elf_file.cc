@@ -68,8 +68,10 @@ std::string build_id_of(Elf* elf, const std::string& path) {
     size_t offset = 0, name_at = 0, desc_at = 0;
     while ((offset = gelf_getnote(data, offset, &note, &name_at, &desc_at)) > 0) {
       const char* base = static_cast<const char*>(data->d_buf);
+      // Build-ids are 8-20 bytes in practice; a longer note is not one we
+      // can key by (recordings cap them at 64 bytes).
       if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
-          std::memcmp(base + name_at, "GNU", 4) == 0)
+          std::memcmp(base + name_at, "GNU", 4) == 0 && note.n_descsz <= 64)
         return std::string(base + desc_at, note.n_descsz);
     }
   }

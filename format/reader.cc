@@ -172,6 +172,8 @@ EmbeddedSymbols decode(schema::ElfSymbols::Reader r) {
                       std::to_string(r.getBuildId().size()) + " bytes"};
   e.build_id = bytes(r.getBuildId());
   e.path = str(r.getPath());
+  if (r.getSegments().size() > kMaxLoadSegments)
+    throw FrameDamage{std::to_string(r.getSegments().size()) + " load segments"};
   for (auto s : r.getSegments())
     e.segments.push_back({s.getOffset(), s.getVaddr(), s.getFileSize()});
   auto addresses = r.getAddresses();
@@ -378,13 +380,19 @@ uint64_t find_next_frame(int fd, uint64_t from, uint64_t file_size, const std::s
   constexpr size_t kWindow = 1 << 20;
   std::vector<uint8_t> window;
   std::vector<uint8_t> stored;
+  // Crafted data can make every offset a plausible header with a huge
+  // payload: bound the bytes checksummed per scan, then give up.
+  uint64_t budget = 4 * file_size + (64u << 20);
   for (uint64_t base = from; base + kFrameHeaderSize <= file_size; base += kWindow) {
     window.resize(std::min<uint64_t>(kWindow + kFrameHeaderSize, file_size - base));
     size_t n = read_at(fd, base, window.data(), window.size(), path);
     for (size_t i = 0; i + kFrameHeaderSize <= n && i < kWindow; ++i) {
       if (!plausible(decode_frame_header(&window[i]), base + i, file_size))
         continue;
-      FrameHeader h;
+      FrameHeader h = decode_frame_header(&window[i]);
+      if (h.stored_size > budget)
+        return file_size;
+      budget -= h.stored_size;
       std::string why;
       if (read_frame(fd, base + i, file_size, path, h, stored, why) == Check::kOk)
         return base + i;
@@ -446,10 +454,15 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
         continue;
       }
     }
-    // Damaged: skip to the next intact frame, if any.
+    // Damaged: skip to the next intact frame, if any. A frame whose checksum
+    // held but whose contents did not decode ends where its header says:
+    // scanning inside its payload could find bytes that only look like a
+    // frame.
     if (result.damaged_frames++ == 0)
       first_damage = why + " at byte " + std::to_string(offset);
-    if (next == file_size)
+    if (check == Check::kOk)
+      next = offset + kFrameHeaderSize + h.stored_size;
+    else if (next == file_size)
       next = find_next_frame(fd.get(), offset + 1, file_size, path);
     result.skipped_bytes += next - offset;
     offset = next;

@@ -16,7 +16,8 @@ namespace ebprof::format {
 // name length (MODULE_NAME_LEN).
 inline constexpr size_t kMaxStackFrames = 127;
 inline constexpr size_t kMaxModuleName = 56;
-inline constexpr size_t kMaxBuildId = 64;  // SHA-1 build-ids are 20 bytes
+inline constexpr size_t kMaxBuildId = 64;        // SHA-1 build-ids are 20 bytes
+inline constexpr size_t kMaxLoadSegments = 256;  // ELF files have a handful
 
 struct RecordingInfo {
   std::string writer_version;
@@ -47,6 +48,7 @@ struct Mapping {
   std::string path;
   std::string build_id;   // raw bytes; empty when the file has none or was unreadable
   std::string debuglink;  // .gnu_debuglink name; empty when none
+  bool operator==(const Mapping&) const = default;
 };
 
 struct ProcessInfo {

@@ -24,7 +24,8 @@ ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
     struct stat st {};
     if (stat(path.c_str(), &st) != 0)
       continue;
-    auto key = std::make_pair(st.st_dev, st.st_ino);
+    Key key{st.st_dev, st.st_ino, st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec,
+            st.st_size};
     if (auto it = cache_.find(key); it != cache_.end())
       return it->second;
     try {

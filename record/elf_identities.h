@@ -30,7 +30,16 @@ class ElfIdentities {
   ElfIdentity lookup(uint32_t pid, const format::Mapping& m);
 
  private:
-  std::map<std::pair<dev_t, ino_t>, ElfIdentity> cache_;
+  // A file replaced in place (cp over it) or a reused inode must not keep an
+  // old identity: change time and size are part of the key.
+  struct Key {
+    dev_t dev;
+    ino_t inode;
+    int64_t ctime_ns;
+    off_t size;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, ElfIdentity> cache_;
 };
 
 }  // namespace ebprof::record

@@ -23,9 +23,13 @@ std::optional<format::ProcessInfo> ProcessTracker::capture(uint32_t pid, Known& 
   // information and must not shadow the capture that had its mappings.
   if (info.mappings.empty() && !known.mappings.empty())
     return std::nullopt;
-  known.mappings = info.mappings;
-  std::sort(known.mappings.begin(), known.mappings.end(),
+  std::sort(info.mappings.begin(), info.mappings.end(),
             [](const auto& a, const auto& b) { return a.start < b.start; });
+  // Nothing changed (the unresolved address is junk from a broken frame
+  // chain, say): writing the same capture again would only cost space.
+  if (!known.mappings.empty() && info.mappings == known.mappings)
+    return std::nullopt;
+  known.mappings = info.mappings;
   return info;
 }
 

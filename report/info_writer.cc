@@ -17,11 +17,12 @@ std::set<std::string> sampled_build_ids(const Profile& p, size_t& without_build_
     auto it = p.processes.find(c.pid);
     if (it == p.processes.end())
       continue;
-    for (uint64_t ip : p.stacks[c.stack_id].user)
-      for (size_t i = c.capture; i < it->second.size(); ++i)
-        for (const auto& m : it->second[i].mappings)
-          if (ip >= m.start && ip < m.end && m.path.starts_with("/"))
-            (m.build_id.empty() ? anonymous.insert(m.path) : ids.insert(m.build_id));
+    auto captures = std::span(it->second).subspan(c.capture);
+    for (uint64_t ip : p.stacks[c.stack_id].user) {
+      const format::Mapping* m = find_mapping(captures, ip);
+      if (m && m->path.starts_with("/"))
+        (m->build_id.empty() ? anonymous.insert(m->path) : ids.insert(m->build_id));
+    }
   }
   without_build_id = anonymous.size();
   return ids;

@@ -26,10 +26,13 @@ class ProfileBuilder : public format::RecordingVisitor {
   }
   void on_process(format::ProcessInfo&& process) override {
     auto& captures = p_.processes[process.pid];
-    auto at = std::upper_bound(
-        captures.begin(), captures.end(), process.captured_at_ns,
-        [](uint64_t t, const format::ProcessInfo& c) { return t < c.captured_at_ns; });
-    captures.insert(at, std::move(process));
+    // Append only: samples already counted keep their capture index. The
+    // recorder writes captures in time order; one out of order is dropped.
+    if (!captures.empty() && process.captured_at_ns < captures.back().captured_at_ns)
+      return;
+    std::sort(process.mappings.begin(), process.mappings.end(),
+              [](const auto& a, const auto& b) { return a.start < b.start; });
+    captures.push_back(std::move(process));
   }
   void on_samples(format::SampleBatch&& batch) override {
     // Ids skipped over belong to a damaged frame the reader dropped.
@@ -97,6 +100,18 @@ Profile load_profile(const std::string& path) {
   profile.version_major = result.version_major;
   profile.version_minor = result.version_minor;
   return profile;
+}
+
+const format::Mapping* find_mapping(std::span<const format::ProcessInfo> captures,
+                                    uint64_t address) {
+  for (const auto& capture : captures) {
+    const auto& maps = capture.mappings;
+    auto it = std::upper_bound(maps.begin(), maps.end(), address,
+                               [](uint64_t a, const format::Mapping& m) { return a < m.start; });
+    if (it != maps.begin() && address < std::prev(it)->end)
+      return &*std::prev(it);
+  }
+  return nullptr;
 }
 
 std::string describe_losses(const Profile& p) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,7 +30,7 @@ struct Profile {
   std::vector<format::KernelSymbol> kernel_symbols;
   // Symbol tables embedded by the recorder, by raw build-id.
   std::unordered_map<std::string, ElfSymbolTable> embedded_symbols;
-  // Every maps capture of each pid, oldest first.
+  // Every maps capture of each pid, oldest first, mappings sorted by start.
   std::unordered_map<uint32_t, std::vector<format::ProcessInfo>> processes;
   std::vector<format::Stack> stacks;
   std::vector<bool> stack_lost;  // parallel to stacks: defined in a damaged, skipped frame
@@ -52,6 +53,12 @@ struct Profile {
 
 // Throws Error when the file cannot be read at all.
 Profile load_profile(const std::string& path);
+
+// The mapping holding `address` in the first of `captures` that maps it: the
+// capture in effect at a sample's time, then later ones (code mapped after
+// that capture: start-up libraries, dlopen).
+const format::Mapping* find_mapping(std::span<const format::ProcessInfo> captures,
+                                    uint64_t address);
 
 // Seconds from the start of recording to its end (or its last sample, when
 // the end frame is missing).

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "report/demangle.h"
+#include "report/profile.h"
 #include "report/text.h"
 
 namespace ebprof::report {
@@ -12,15 +13,6 @@ namespace {
 std::string basename_of(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-const format::Mapping* find_mapping(std::span<const format::ProcessInfo> captures,
-                                    uint64_t address) {
-  for (const auto& capture : captures)
-    for (const auto& m : capture.mappings)
-      if (address >= m.start && address < m.end)
-        return &m;
-  return nullptr;
 }
 
 Frame unknown(const std::string& module, const std::string& where) {
@@ -50,10 +42,13 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
   if (!inserted)
     return c;
   // The file on this machine must be the build that ran: a rebuild, an
-  // upgrade or another machine's copy would name the wrong functions. A
-  // mapping without a recorded build-id (the file had none) cannot be checked.
-  const ElfSymbolTable* on_disk = file(m.path);
-  if (on_disk && (m.build_id.empty() || on_disk->identity().build_id == m.build_id)) {
+  // upgrade or another machine's copy would name the wrong functions. Its
+  // build-id must equal the recorded one, also when that is empty (the file
+  // had none, or could not be read then): an unverifiable file is not used.
+  // A deleted file is never on disk; its embedded table still names it.
+  const bool deleted = m.path.ends_with(" (deleted)");
+  const ElfSymbolTable* on_disk = deleted ? nullptr : file(m.path);
+  if (on_disk && on_disk->identity().build_id == m.build_id) {
     c.table = on_disk;
   } else if (auto e = embedded_.find(m.build_id); !m.build_id.empty() && e != embedded_.end()) {
     c.table = &e->second;
@@ -74,9 +69,8 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
   }
   std::string module = basename_of(m->path);
   std::string where = module + "+" + hex(address - m->start + m->file_offset);
-  // Pseudo-files ([vdso], anonymous JIT memory) and files replaced since the
-  // process mapped them have no trustworthy ELF on disk.
-  if (m->path.empty() || m->path[0] != '/' || m->path.ends_with(" (deleted)"))
+  // Pseudo-files ([vdso]) and anonymous memory (JIT code) have no ELF file.
+  if (m->path.empty() || m->path[0] != '/')
     return unknown(module.empty() ? "[anon]" : module, where);
 
   const Choice& choice = choose(*m);

@@ -110,6 +110,18 @@ TEST(ProcessTracker, CapturesOnFirstSightAndAgainForUnmappedAddresses) {
   EXPECT_EQ(reads, 2);
 }
 
+TEST(ProcessTracker, ARereadThatFindsNothingNewIsNotWritten) {
+  int reads = 0;
+  ProcessTracker tracker([&](uint32_t pid, uint64_t now) {
+    ++reads;
+    return format::ProcessInfo{pid, "x", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
+  });
+  std::vector<uint64_t> inside = {0x1100}, junk = {0xdead0000};  // e.g. a broken frame chain
+  EXPECT_TRUE(tracker.observe(7, inside, true, 0));
+  EXPECT_FALSE(tracker.observe(7, junk, true, ProcessTracker::kRereadIntervalNs));
+  EXPECT_EQ(reads, 2);
+}
+
 TEST(ProcessTracker, AnEmptyRereadOfAnExitingProcessIsNotReported) {
   int reads = 0;
   ProcessTracker tracker([&](uint32_t pid, uint64_t now) {

@@ -115,6 +115,19 @@ TEST(UserSymbolizer, CodeMappedAfterACaptureIsFoundInALaterOne) {
 
 // A binary at the recorded path that is not the one that ran (rebuilt,
 // upgraded, another machine's) must never lend its names.
+// The recorder could not read the file's build-id (the process exited
+// first): the file now at the path cannot be verified, so it is not used.
+TEST(UserSymbolizer, AFileTheRecordingCouldNotIdentifyIsNotUsed) {
+  UserSymbolizer user(kNoEmbedded);
+  uint64_t exe_fn = address_of(&ebprof_test_marker);
+  auto p = self();
+  for (auto& m : p.mappings)
+    m.build_id.clear();
+  Frame f = user.resolve({&p, 1}, exe_fn, exe_fn);
+  EXPECT_FALSE(f.resolved);
+  EXPECT_NE(f.name.find("build-id mismatch"), std::string::npos) << f.name;
+}
+
 TEST(UserSymbolizer, ABinaryWithAnotherBuildIdIsNeverUsed) {
   UserSymbolizer user(kNoEmbedded);
   uint64_t exe_fn = address_of(&ebprof_test_marker);
@@ -141,6 +154,9 @@ TEST(UserSymbolizer, AnEmbeddedTableNamesFramesOfAMissingBinary) {
   Frame f = user.resolve({&p, 1}, 0x7f0000001120, 0x7f0000001120);
   EXPECT_EQ(f.name, "app::work()");
   EXPECT_TRUE(f.resolved);
+  p.mappings[0].path = "/gone/app (deleted)";  // deleted: the embedded table still names it
+  EXPECT_EQ(user.resolve({&p, 1}, 0x7f0000001120, 0x7f0000001120).name, "app::work()");
+  p.mappings[0].path = "/gone/app";
   p.mappings[0].build_id = "\x03";  // no table for this build: unknown, with why
   EXPECT_EQ(user.resolve({&p, 1}, 0x7f0000001120, 0x7f0000001120).name,
             "[unknown] (app+0x1120, binary not found)");
