@@ -32,7 +32,8 @@ struct KernelSymbols {
 }
 
 # Frame kind 3: what is known about one process, captured at capturedAtNs.
-# A later frame for the same pid replaces an earlier one.
+# A pid can have several captures; a sample uses the latest one taken at or
+# before its time, then later ones for addresses that one does not map.
 struct Process {
   pid @0 :UInt32;
   comm @1 :Text;
@@ -73,8 +74,10 @@ struct Stack {
   user @1 :List(UInt64);        # leaf first; the first entry is the sampled IP
 }
 
-# Frame kind 6: the function symbols of one mapped ELF file that samples hit,
-# once per build-id, so the recording names its frames without the binary.
+# Frame kind 6: function symbols of one mapped ELF file that sampled
+# addresses fall in, each written once, before the batch that first needs
+# it; several frames for one build-id add up. They name the recording's
+# frames without the binary.
 struct ElfSymbols {
   buildId @0 :Data;             # matches Mapping.buildId
   path @1 :Text;                # where it was mapped (for display)

@@ -12,21 +12,6 @@ Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_sym
       kernel_symbols_(std::move(kernel_symbols)),
       embedder_(std::move(embedder)) {}
 
-void Recorder::embed_symbols(uint32_t pid, std::span<const uint64_t> user) {
-  for (uint64_t ip : user) {
-    const format::Mapping* m = tracker_.find_mapping(pid, ip);
-    if (!m)
-      continue;
-    uint64_t start = monotonic_ns();
-    std::optional<format::EmbeddedSymbols> symbols = embedder_->take(pid, *m);
-    stats_.embed_ns += monotonic_ns() - start;
-    if (symbols) {
-      writer_.write(*symbols);
-      ++stats_.embedded_binaries;
-    }
-  }
-}
-
 uint32_t Recorder::intern_comm(std::string_view comm) {
   auto [it, inserted] =
       comm_ids_.try_emplace(std::string(comm), static_cast<uint32_t>(comm_ids_.size()));
@@ -54,8 +39,11 @@ void Recorder::on_record(std::span<const std::byte> record) {
     ++stats_.captures;
   }
   // After observe(), so that a new stack's mappings are known.
-  if (is_new && embedder_)
-    embed_symbols(s->tgid, s->user);
+  if (is_new && embedder_) {
+    uint64_t start = monotonic_ns();
+    embedder_->take_new(s->tgid, s->user, tracker_);
+    stats_.embed_ns += monotonic_ns() - start;
+  }
   batch_.samples.push_back(format::Sample{
       s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm)});
   ++stats_.samples;
@@ -68,10 +56,15 @@ void Recorder::flush(uint64_t now_ns, bool force) {
     return;
   if (!force && now_ns < batch_started_ns_ + kMaxBatchAgeNs)
     return;
+  // The symbols a batch's stacks need go before it, so a file cut after
+  // the batch can name it.
   if (!pending_kernel_symbols_.empty()) {
     writer_.write(pending_kernel_symbols_);
     pending_kernel_symbols_.clear();
   }
+  if (embedder_)
+    for (const format::EmbeddedSymbols& symbols : embedder_->drain())
+      writer_.write(symbols);
   writer_.write(batch_);
   batch_.first_stack_id = interner_.size();
   batch_.first_comm_id = static_cast<uint32_t>(comm_ids_.size());

@@ -18,13 +18,12 @@ struct RecorderStats {
   uint64_t samples = 0;
   uint64_t malformed = 0;  // ring-buffer records that failed decoding
   uint64_t captures = 0;   // process maps captures written
-  uint64_t embedded_binaries = 0;
-  uint64_t embed_ns = 0;  // time spent reading symbol tables to embed
+  uint64_t embed_ns = 0;   // time spent finding symbols to embed, tables read included
 };
 
 // Turns ring-buffer records into frames: interns stacks and comms, captures
-// process maps on first sight, collects the kernel symbols new stacks need,
-// and writes samples in batches, each after the symbols it needs. A batch is
+// process maps on first sight, collects the kernel and user symbols new
+// stacks need, and writes samples in batches, each after those symbols. A batch is
 // written when it is full or a second old, which bounds both memory and what
 // a killed recorder can lose.
 class Recorder {
@@ -43,10 +42,10 @@ class Recorder {
   const RecorderStats& stats() const { return stats_; }
   uint32_t stack_count() const { return interner_.size(); }
   size_t process_count() const { return tracker_.process_count(); }
+  size_t embedded_binaries() const { return embedder_ ? embedder_->binaries() : 0; }
 
  private:
   uint32_t intern_comm(std::string_view comm);
-  void embed_symbols(uint32_t pid, std::span<const uint64_t> user);
 
   format::RecordingWriter& writer_;
   ProcessTracker tracker_;

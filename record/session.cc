@@ -159,8 +159,8 @@ void run_session(const RecordOptions& o) {
     lost += l.count;
   const RecorderStats& st = recorder->stats();
   std::string embedded;
-  if (st.embedded_binaries)
-    embedded = ", symbols of " + std::to_string(st.embedded_binaries) + " binaries embedded in " +
+  if (size_t binaries = recorder->embedded_binaries())
+    embedded = ", symbols of " + std::to_string(binaries) + " binaries embedded in " +
                std::to_string(st.embed_ns / 1'000'000) + " ms";
   std::fprintf(stderr,
                "[ ebprof-record: wrote %.3f MB to %s (%llu samples, %u stacks, %zu processes, "

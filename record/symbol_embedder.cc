@@ -5,23 +5,62 @@
 
 namespace ebprof::record {
 
-std::optional<format::EmbeddedSymbols> SymbolEmbedder::take(uint32_t pid,
-                                                            const format::Mapping& m) {
-  if (m.build_id.empty() || !seen_.insert(m.build_id).second)
-    return std::nullopt;
+SymbolEmbedder::Binary& SymbolEmbedder::binary(uint32_t pid, const format::Mapping& m) {
+  auto [it, inserted] = binaries_.try_emplace(m.build_id);
+  Binary& b = it->second;
+  if (!inserted)
+    return b;
+  b.path = m.path;
   for (const std::string& path : mapped_file_paths(pid, m)) {
     try {
       ElfSymbolTable table = ElfSymbolTable::load(path);
-      // The path may name a newer file than the one mapped: embed only the one
-      // that ran.
+      // The path may name a newer file than the one mapped: only the build
+      // that ran will do.
       if (table.identity().build_id != m.build_id)
         continue;
-      return format::EmbeddedSymbols{m.build_id, m.path, table.segments(), table.symbols()};
+      b.taken.assign(table.symbols().size(), false);
+      b.table = std::move(table);
+      break;
     } catch (const Error&) {
       // Gone or unreadable through this path: try the next.
     }
   }
-  return std::nullopt;
+  return b;
+}
+
+void SymbolEmbedder::take_new(uint32_t pid, std::span<const uint64_t> user,
+                              const ProcessTracker& tracker) {
+  for (size_t frame = 0; frame < user.size(); ++frame) {
+    uint64_t ip = user[frame] - (frame > 0);
+    const format::Mapping* m = tracker.find_mapping(pid, ip);
+    if (!m || m->build_id.empty())
+      continue;
+    Binary& b = binary(pid, *m);
+    if (!b.table)
+      continue;
+    auto vaddr = b.table->offset_to_vaddr(ip - m->start + m->file_offset);
+    const ElfSymbol* sym = vaddr ? b.table->find(*vaddr) : nullptr;
+    if (!sym)
+      continue;
+    size_t index = static_cast<size_t>(sym - b.table->symbols().data());
+    if (!b.taken[index]) {
+      b.taken[index] = true;
+      b.pending.push_back(*sym);
+    }
+  }
+}
+
+std::vector<format::EmbeddedSymbols> SymbolEmbedder::drain() {
+  std::vector<format::EmbeddedSymbols> out;
+  for (auto& [build_id, b] : binaries_) {
+    if (b.pending.empty())
+      continue;
+    embedded_ += !b.written;
+    b.written = true;
+    out.push_back({build_id, b.path, b.table->segments(), std::move(b.pending)});
+    b.pending.clear();
+  }
+  return out;
 }
 
 }  // namespace ebprof::record

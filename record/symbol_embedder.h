@@ -2,25 +2,45 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
+#include <vector>
 
+#include "common/elf_file.h"
 #include "format/recording.h"
+#include "record/process_tracker.h"
 
 namespace ebprof::record {
 
-// Picks the ELF symbol tables a recording embeds: each mapped file that a
-// sampled stack passes through, once per build-id, read while the process
-// that maps it is alive. Files without a build-id are not embedded: nothing
-// could tell a reader which binary the table belongs to.
+// Picks the ELF symbols a recording embeds: for each new stack, the function
+// symbols its user frames fall in (caller frames looked up at address - 1,
+// as the report does), each once per build-id. A binary's table is read once,
+// while the process that maps it is alive, from the very file mapped. Files
+// without a build-id are not embedded: nothing could tell a reader which
+// binary the symbols belong to.
 class SymbolEmbedder {
  public:
-  // The table of the file mapped at `m` in `pid` the first time its build-id
-  // is seen; nullopt afterwards, or when it cannot be read.
-  std::optional<format::EmbeddedSymbols> take(uint32_t pid, const format::Mapping& m);
+  void take_new(uint32_t pid, std::span<const uint64_t> user, const ProcessTracker& tracker);
+
+  // One frame's worth per binary with symbols not written yet.
+  std::vector<format::EmbeddedSymbols> drain();
+
+  // Binaries with at least one symbol written.
+  size_t binaries() const { return embedded_; }
 
  private:
-  std::unordered_set<std::string> seen_;  // build-ids
+  struct Binary {
+    std::optional<ElfSymbolTable> table;  // empty when the file could not be read
+    std::string path;
+    std::vector<bool> taken;  // parallel to table->symbols()
+    std::vector<ElfSymbol> pending;
+    bool written = false;
+  };
+  Binary& binary(uint32_t pid, const format::Mapping& m);
+
+  std::unordered_map<std::string, Binary> binaries_;  // by build-id
+  size_t embedded_ = 0;
 };
 
 }  // namespace ebprof::record

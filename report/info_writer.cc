@@ -18,7 +18,10 @@ std::set<std::string> sampled_build_ids(const Profile& p, size_t& without_build_
     if (it == p.processes.end())
       continue;
     auto captures = std::span(it->second).subspan(c.capture);
-    for (uint64_t ip : p.stacks[c.stack_id].user) {
+    auto stack = p.stacks.find(c.stack_id);
+    if (stack == p.stacks.end())
+      continue;  // lost with a damaged frame
+    for (uint64_t ip : stack->second.user) {
       const format::Mapping* m = find_mapping(captures, ip);
       if (m && m->path.starts_with("/"))
         (m->build_id.empty() ? anonymous.insert(m->path) : ids.insert(m->build_id));
@@ -70,8 +73,9 @@ void write_info(std::ostream& out, const std::string& path, const Profile& p) {
       << format("embedded        %zu binaries, %zu function symbols\n", p.embedded_symbols.size(),
                 embedded_functions)
       << format(
-             "symbol coverage %zu of %zu sampled binaries with a build-id have an embedded "
-             "table; %zu without a build-id\n",
+             "symbol coverage %zu of %zu sampled binaries with a build-id have embedded "
+             "symbols (a binary has none when no sampled address is in a function symbol); "
+             "%zu sampled binaries have no build-id\n",
              covered, sampled.size(), without_build_id);
   if (!p.warning.empty())
     out << "warning         " << p.warning << "\n";

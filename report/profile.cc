@@ -35,13 +35,10 @@ class ProfileBuilder : public format::RecordingVisitor {
     captures.push_back(std::move(process));
   }
   void on_samples(format::SampleBatch&& batch) override {
-    // Ids skipped over belong to a damaged frame the reader dropped.
-    p_.stack_lost.resize(batch.first_stack_id, true);
-    p_.stacks.resize(batch.first_stack_id);
-    p_.comms.resize(batch.first_comm_id, "[lost]");
-    std::move(batch.stacks.begin(), batch.stacks.end(), std::back_inserter(p_.stacks));
-    p_.stack_lost.resize(p_.stacks.size(), false);
-    std::move(batch.comms.begin(), batch.comms.end(), std::back_inserter(p_.comms));
+    for (size_t i = 0; i < batch.stacks.size(); ++i)
+      p_.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
+    for (size_t i = 0; i < batch.comms.size(); ++i)
+      p_.comms.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
     for (const format::Sample& s : batch.samples) {
       Key key{s.pid, capture_at(s.pid, s.time_ns), s.comm_id, s.stack_id};
       auto [it, inserted] = index_.try_emplace(key, p_.counts.size());
@@ -56,9 +53,16 @@ class ProfileBuilder : public format::RecordingVisitor {
   }
   void on_end(format::RecordingEnd&& end) override { p_.end = std::move(end); }
   void on_elf_symbols(format::EmbeddedSymbols&& e) override {
-    std::string key = e.build_id;
-    p_.embedded_symbols.try_emplace(std::move(key), ElfIdentity{std::move(e.build_id), ""},
-                                    std::move(e.segments), std::move(e.symbols));
+    // A binary's symbols arrive over several frames, as samples reach them.
+    auto [it, inserted] = embedded_.try_emplace(e.build_id, std::move(e));
+    if (!inserted)
+      it->second.symbols.insert(it->second.symbols.end(), e.symbols.begin(), e.symbols.end());
+  }
+
+  void finish() {
+    for (auto& [id, e] : embedded_)
+      p_.embedded_symbols.try_emplace(id, ElfIdentity{id, ""}, std::move(e.segments),
+                                      std::move(e.symbols));
   }
 
  private:
@@ -88,6 +92,7 @@ class ProfileBuilder : public format::RecordingVisitor {
 
   Profile& p_;
   std::unordered_map<Key, size_t, KeyHash> index_;
+  std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
 };
 
 }  // namespace
@@ -96,6 +101,7 @@ Profile load_profile(const std::string& path) {
   Profile profile;
   ProfileBuilder builder(profile);
   format::ReadResult result = format::read_recording(path, builder);
+  builder.finish();
   profile.warning = result.warning;
   profile.version_major = result.version_major;
   profile.version_minor = result.version_minor;

@@ -28,13 +28,16 @@ struct StackCount {
 struct Profile {
   format::RecordingInfo info;
   std::vector<format::KernelSymbol> kernel_symbols;
-  // Symbol tables embedded by the recorder, by raw build-id.
+  // Symbol tables embedded by the recorder (all its frames for one build-id
+  // merged), by raw build-id.
   std::unordered_map<std::string, ElfSymbolTable> embedded_symbols;
   // Every maps capture of each pid, oldest first, mappings sorted by start.
   std::unordered_map<uint32_t, std::vector<format::ProcessInfo>> processes;
-  std::vector<format::Stack> stacks;
-  std::vector<bool> stack_lost;  // parallel to stacks: defined in a damaged, skipped frame
-  std::vector<std::string> comms;
+  // By id. An id a sample uses but these lack was defined in a damaged frame
+  // the reader skipped (ids jump past it): keyed storage means a jump costs
+  // nothing, however far a damaged file makes it.
+  std::unordered_map<uint32_t, format::Stack> stacks;
+  std::unordered_map<uint32_t, std::string> comms;
   std::vector<StackCount> counts;
   uint64_t total_samples = 0;
   uint64_t first_sample_ns = 0;

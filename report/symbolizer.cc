@@ -8,17 +8,21 @@ std::vector<SymbolizedStack> symbolize(const Profile& profile) {
   std::vector<SymbolizedStack> out;
   out.reserve(profile.counts.size());
   for (const StackCount& c : profile.counts) {
-    const format::Stack& stack = profile.stacks[c.stack_id];
+    auto stack_it = profile.stacks.find(c.stack_id);
+    auto comm_it = profile.comms.find(c.comm_id);
     std::span<const format::ProcessInfo> captures;
     if (auto it = profile.processes.find(c.pid); it != profile.processes.end())
       captures = std::span(it->second).subspan(c.capture);
 
-    SymbolizedStack s{c.pid, profile.comms[c.comm_id], c.count, {}};
-    if (profile.stack_lost[c.stack_id]) {
+    // An id defined in a damaged frame the reader skipped.
+    SymbolizedStack s{
+        c.pid, comm_it == profile.comms.end() ? "[lost]" : comm_it->second, c.count, {}};
+    if (stack_it == profile.stacks.end()) {
       s.frames.push_back(Frame{"[unknown] (stack lost in a damaged frame)", "[unknown]"});
       out.push_back(std::move(s));
       continue;
     }
+    const format::Stack& stack = stack_it->second;
     s.frames.reserve(stack.kernel.size() + stack.user.size());
     // Entry 0 of each half is the interrupted instruction; the rest are
     // return addresses, which point just past their call.

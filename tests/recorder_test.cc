@@ -1,14 +1,24 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 
 #include "bpf/profile.h"
 #include "format/reader.h"
+#include "record/proc_maps.h"
 #include "record/process_tracker.h"
 #include "record/recorder.h"
 #include "record/sample_decoder.h"
 #include "record/stack_interner.h"
+
+extern "C" __attribute__((noinline)) int embed_leaf_marker(int x) {
+  return x * 5 + 2;
+}
+extern "C" __attribute__((noinline)) int embed_caller_marker(int x) {
+  return embed_leaf_marker(x) + 1;
+}
 
 namespace ebprof::record {
 namespace {
@@ -137,6 +147,31 @@ TEST(ProcessTracker, AnEmptyRereadOfAnExitingProcessIsNotReported) {
   // A process whose very first read finds nothing is reported: the file says
   // why its frames have no names.
   EXPECT_TRUE(tracker.observe(8, inside, true, 0));
+}
+
+TEST(SymbolEmbedder, EmbedsOnlyTheSymbolsStacksUseOncePerBuildId) {
+  ElfIdentities identities;
+  ProcessTracker tracker(
+      [&](uint32_t pid, uint64_t now) { return read_process(pid, now, identities); });
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  // A leaf IP, then a return address just past the start of the caller: the
+  // caller is looked up at address - 1, like the report does.
+  std::vector<uint64_t> stack = {reinterpret_cast<uint64_t>(&embed_leaf_marker) + 1,
+                                 reinterpret_cast<uint64_t>(&embed_caller_marker) + 1};
+  ASSERT_TRUE(tracker.observe(pid, stack, true, 0));
+  SymbolEmbedder embedder;
+  embedder.take_new(pid, stack, tracker);
+  std::vector<format::EmbeddedSymbols> frames = embedder.drain();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].build_id.size(), 20u);
+  std::vector<std::string> names;
+  for (const auto& s : frames[0].symbols)
+    names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"embed_leaf_marker", "embed_caller_marker"}));
+  EXPECT_FALSE(frames[0].segments.empty());
+  embedder.take_new(pid, stack, tracker);
+  EXPECT_TRUE(embedder.drain().empty());
+  EXPECT_EQ(embedder.binaries(), 1u);
 }
 
 struct Count : format::RecordingVisitor {

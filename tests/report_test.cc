@@ -259,8 +259,8 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
         "samples         2\n", "processes       1 (1 maps captures, 1 mappings)\n",
         "lost            2 (ring buffer full: 2)\n",
         "embedded        1 binaries, 1 function symbols\n",
-        "symbol coverage 1 of 1 sampled binaries", "\nsamples                1",
-        "\nelf-symbols            1"})
+        "symbol coverage 1 of 1 sampled binaries with a build-id have embedded symbols",
+        "\nsamples                1", "\nelf-symbols            1"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }
 
