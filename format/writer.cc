@@ -54,7 +54,8 @@ RecordingWriter::RecordingWriter(UniqueFd fd, std::string path, WriterOptions op
 }
 
 RecordingWriter RecordingWriter::create(const std::string& path, WriterOptions options) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  // 0600: recordings hold command lines, paths and addresses.
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd) {
     throw Error(errno_message("cannot create " + path, errno) + ": choose a writable path with -o");
   }

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -247,6 +249,36 @@ TEST(EndToEnd, ACutRecordingStillReportsWhatItHolds) {
   EXPECT_NE(top.err.find("warning:"), std::string::npos) << top.err;
   EXPECT_EQ(lines(top.err), 1) << top.err;
   EXPECT_NE(top.out.find(kLeafChain), std::string::npos) << top.out;
+}
+
+// A full disk stops recording with one clear line, and what was written
+// before still reads.
+TEST(EndToEnd, AFullDiskStopsCleanlyAndKeepsTheFile) {
+  REQUIRE_BPF();
+  fs::path dir = fs::path(testing::TempDir()) / "tiny-fs";
+  fs::create_directories(dir);
+  umount2(dir.c_str(), MNT_DETACH);
+  if (mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  std::string data = (dir / "full.data").string();
+  Outcome rec =
+      run(kRecord + " -a -F 999 --compression none -o " + data + " -- " + kHotcold + " 20");
+  Outcome top = run(kReport + " -i " + data);
+  umount2(dir.c_str(), MNT_DETACH);
+  EXPECT_EQ(rec.status, 1) << rec.err;
+  EXPECT_NE(rec.err.find("No space left on device"), std::string::npos) << rec.err;
+  EXPECT_NE(rec.err.find("the recording so far is intact"), std::string::npos) << rec.err;
+  EXPECT_EQ(lines(rec.err), 1) << rec.err;
+  EXPECT_EQ(top.status, 0) << top.err;
+  EXPECT_NE(top.out.find("samples of cpu-clock"), std::string::npos) << top.out;
+}
+
+TEST(EndToEnd, RecordingsAreReadableOnlyByTheirOwner) {
+  REQUIRE_BPF();
+  std::string data = temp_file("mode.data");
+  ASSERT_EQ(run(kRecord + " -o " + data + " -- " + kHotcold + " 0.2").status, 0);
+  EXPECT_EQ(fs::status(data).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST(BadInput, RecordWithoutPrivilegesSaysWhatIsNeeded) {
