@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
                "Sample every process on all CPUs, also while running a command");
   app.add_option("-p,--pid", o.pids, "Sample only these processes (comma-separated pids)")
       ->delimiter(',');
+  app.add_option("-C,--cpu", o.cpu_list, "Sample only on these CPUs (e.g. 0-3,8)");
   app.add_option("--duration", o.duration_s, "Stop after this many seconds");
   app.add_flag("-g", call_graph, "Record call graphs (always on; accepted as perf does)");
   app.add_option("--compression", compression,

@@ -13,6 +13,7 @@ struct RecordOptions {
   uint64_t frequency = 99;
   bool all_cpus = false;  // -a: explicit system-wide, also with a command
   std::vector<uint32_t> pids;
+  std::string cpu_list;   // -C: e.g. "0-3,8"; empty: every online CPU
   double duration_s = 0;  // 0: until the command exits or a signal
   std::vector<std::string> command;
   format::WriterOptions writer;  // compression

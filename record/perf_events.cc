@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <string>
@@ -57,6 +58,20 @@ std::vector<int> parse_cpu_list(std::string_view list) {
 
 std::vector<int> online_cpus() {
   return parse_cpu_list(read_proc_file("/sys/devices/system/cpu/online"));
+}
+
+std::vector<int> select_cpus(const std::string& list) {
+  std::string online_list = read_proc_file("/sys/devices/system/cpu/online");
+  online_list.erase(online_list.find_last_not_of("\n ") + 1);
+  std::vector<int> online = parse_cpu_list(online_list);
+  if (list.empty())
+    return online;
+  std::vector<int> wanted = parse_cpu_list(list);
+  for (int cpu : wanted)
+    if (std::find(online.begin(), online.end(), cpu) == online.end())
+      throw Error("-C " + list + ": CPU " + std::to_string(cpu) +
+                  " is not online (online: " + online_list + ")");
+  return wanted;
 }
 
 std::vector<PerfEvent> open_cpu_clock_events(uint64_t frequency, const std::vector<int>& cpus) {

@@ -14,6 +14,10 @@ std::vector<int> parse_cpu_list(std::string_view list);
 
 std::vector<int> online_cpus();
 
+// The CPUs of a -C list, checked against the online ones; every online CPU
+// when `list` is empty. Throws Error naming a CPU that is not online.
+std::vector<int> select_cpus(const std::string& list);
+
 struct PerfEvent {
   int cpu = -1;
   UniqueFd fd;

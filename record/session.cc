@@ -100,7 +100,7 @@ void run_session(const RecordOptions& o) {
   const std::vector<uint32_t> pids = resolve_pids(o.pids);
   const bool has_command = !o.command.empty();
   const bool filter = !pids.empty() || (has_command && !o.all_cpus);
-  const std::vector<int> cpus = online_cpus();
+  const std::vector<int> cpus = select_cpus(o.cpu_list);
 
   std::unique_ptr<Recorder> recorder;
   SamplerConfig config{o.frequency, cpus, filter, ring_bytes_for(o.frequency, cpus.size())};

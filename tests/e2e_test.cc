@@ -273,6 +273,34 @@ TEST(EndToEnd, AFullDiskStopsCleanlyAndKeepsTheFile) {
   EXPECT_NE(top.out.find("samples of cpu-clock"), std::string::npos) << top.out;
 }
 
+// -C: only the listed CPUs are sampled; a CPU that is not online is one line.
+TEST(EndToEnd, CpuListLimitsSamplingToThoseCpus) {
+  REQUIRE_BPF();
+  std::string data = temp_file("cpu0.data");
+  pid_t a = spawn({kHotcold, "1.5"}), b = spawn({kHotcold, "1.5"});  // load on both CPUs
+  Outcome rec = run(kRecord + " -a -C 0 --duration 1 -o " + data);
+  wait_exit(a);
+  wait_exit(b);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  Outcome dump = run(kReport + " dump " + data);
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  int samples = 0, off_cpu0 = 0;
+  std::istringstream in(dump.out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("sample "))
+      continue;
+    ++samples;
+    off_cpu0 += line.find(" cpu 0 ") == std::string::npos;
+  }
+  EXPECT_GT(samples, 50);
+  EXPECT_EQ(off_cpu0, 0);
+
+  Outcome bad = run(kRecord + " -C 4095 --duration 1 -o " + temp_file("cpu-bad.data"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("CPU 4095 is not online"), std::string::npos) << bad.err;
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+}
+
 TEST(EndToEnd, RecordingsAreReadableOnlyByTheirOwner) {
   REQUIRE_BPF();
   std::string data = temp_file("mode.data");
