@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
                "Do not embed the symbol tables of sampled binaries (smaller file; the report then "
                "needs the binaries)");
   app.add_flag("-v,--verbose", verbose, "Print libbpf's log, including the verifier's");
+  app.add_flag("-q,--quiet", o.quiet, "No status line while recording and no summary; errors only");
   // Like perf: option parsing stops at the command, so its own options
   // (`ebprof-record ./server -p 8080`) stay its own.
   app.prefix_command();

@@ -16,6 +16,7 @@ struct RecordOptions {
   std::string cpu_list;   // -C: e.g. "0-3,8"; empty: every online CPU
   double duration_s = 0;  // 0: until the command exits or a signal
   std::vector<std::string> command;
+  bool quiet = false;            // -q: no status line, no summary
   format::WriterOptions writer;  // compression
   bool embed_symbols = true;
   std::vector<std::string> argv;  // ebprof-record's own, for the file header

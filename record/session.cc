@@ -20,6 +20,7 @@
 #include "record/perf_events.h"
 #include "record/proc_maps.h"
 #include "record/recorder.h"
+#include "record/status_line.h"
 
 namespace ebprof::record {
 namespace {
@@ -40,6 +41,13 @@ void set_stop_handlers(void (*handler)(int)) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
+
+uint64_t total_lost(const std::vector<format::LossCount>& losses) {
+  uint64_t lost = 0;
+  for (const auto& l : losses)
+    lost += l.count;
+  return lost;
 }
 
 bool process_exists(uint32_t pid) {
@@ -136,10 +144,14 @@ void run_session(const RecordOptions& o) {
   const uint64_t start_ns = monotonic_ns();
   const uint64_t deadline_ns =
       o.duration_s > 0 ? start_ns + static_cast<uint64_t>(o.duration_s * 1e9) : UINT64_MAX;
+  StatusLine status(o.quiet, start_ns);
   while (!g_stop_signal) {
     sampler.poll(100);
     uint64_t now = monotonic_ns();
     recorder->flush(now);
+    if (status.due(now))
+      status.show(now, {(now - start_ns) / 1e9, recorder->stats().samples, writer.bytes_written(),
+                        total_lost(sampler.losses())});
     if (now >= deadline_ns)
       break;
     if (child && child->try_wait())
@@ -147,6 +159,7 @@ void run_session(const RecordOptions& o) {
     if (!pids.empty() && std::none_of(pids.begin(), pids.end(), process_exists))
       break;
   }
+  status.clear();
   set_stop_handlers(SIG_DFL);
   sampler.poll(0);  // what the kernel committed before we stopped
   recorder->flush(0, true);
@@ -154,9 +167,9 @@ void run_session(const RecordOptions& o) {
   writer.write(format::RecordingEnd{monotonic_ns(), losses});
   writer.close();
 
-  uint64_t lost = 0;
-  for (const auto& l : losses)
-    lost += l.count;
+  if (o.quiet)
+    return;
+  const uint64_t lost = total_lost(losses);
   const RecorderStats& st = recorder->stats();
   std::string embedded;
   if (size_t binaries = recorder->embedded_binaries())

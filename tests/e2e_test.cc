@@ -301,10 +301,12 @@ TEST(EndToEnd, CpuListLimitsSamplingToThoseCpus) {
   EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
-TEST(EndToEnd, RecordingsAreReadableOnlyByTheirOwner) {
+TEST(EndToEnd, RecordingsAreReadableOnlyByTheirOwnerAndQuietIsSilent) {
   REQUIRE_BPF();
   std::string data = temp_file("mode.data");
-  ASSERT_EQ(run(kRecord + " -o " + data + " -- " + kHotcold + " 0.2").status, 0);
+  Outcome rec = run(kRecord + " -q -o " + data + " -- " + kHotcold + " 0.2");
+  ASSERT_EQ(rec.status, 0);
+  EXPECT_EQ(rec.err, "");
   EXPECT_EQ(fs::status(data).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
 }
