@@ -81,6 +81,12 @@ std::vector<PerfEvent> open_cpu_clock_events(uint64_t frequency, const std::vect
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.freq = 1;
   attr.sample_freq = frequency;
+  // With a callchain in the sample type the kernel walks the stack once,
+  // kernel and user together, before running the BPF program, and
+  // bpf_get_stack() slices that walk instead of unwinding again for each
+  // half. Nothing is written to a perf buffer: the program returns 0.
+  attr.sample_type = PERF_SAMPLE_CALLCHAIN;
+  attr.sample_max_stack = 127;
 
   std::vector<PerfEvent> events;
   int err = 0;

@@ -10,6 +10,21 @@ namespace ebprof::record {
 static_assert(offsetof(ebprof_sample, ips) == EBPROF_SAMPLE_HEADER_SIZE);
 static_assert(sizeof(ebprof_sample::comm) == EBPROF_COMM_LEN);
 
+namespace {
+
+// PERF_CONTEXT_MAX: callchain entries at or above it are context markers
+// (PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER, ...), never addresses.
+constexpr uint64_t kPerfContextMax = static_cast<uint64_t>(-4095);
+
+// When the perf event computes the callchain (PERF_SAMPLE_CALLCHAIN),
+// bpf_get_stack() hands out its kernel and user slices with the context
+// marker that opens each.
+std::span<const uint64_t> without_marker(std::span<const uint64_t> frames) {
+  return !frames.empty() && frames.front() >= kPerfContextMax ? frames.subspan(1) : frames;
+}
+
+}  // namespace
+
 std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   if (bytes.size() < EBPROF_SAMPLE_HEADER_SIZE)
     return std::nullopt;
@@ -28,8 +43,8 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   const char* comm = reinterpret_cast<const char*>(bytes.data()) + offsetof(ebprof_sample, comm);
   s.comm = std::string_view(comm, strnlen(comm, EBPROF_COMM_LEN));
   const auto* ips = reinterpret_cast<const uint64_t*>(bytes.data() + EBPROF_SAMPLE_HEADER_SIZE);
-  s.kernel = {ips, nk};
-  s.user = {ips + nk, nu};
+  s.kernel = without_marker({ips, nk});
+  s.user = without_marker({ips + nk, nu});
   return s;
 }
 

@@ -60,6 +60,20 @@ TEST(SampleDecoder, DecodesFieldsAndStacksInPlace) {
             (std::vector<uint64_t>{0x1, 0x2, 0x3}));
 }
 
+// bpf_get_stack() slices of a perf-computed callchain open with a context
+// marker; it is not a frame.
+TEST(SampleDecoder, DropsPerfContextMarkers) {
+  const uint64_t kernel_marker = static_cast<uint64_t>(-128);  // PERF_CONTEXT_KERNEL
+  const uint64_t user_marker = static_cast<uint64_t>(-512);    // PERF_CONTEXT_USER
+  auto rec = raw_record(1, 1, "x", {kernel_marker, 0xffffffff81000010}, {user_marker, 0x401000});
+  auto s = decode_sample(bytes_of(rec));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(std::vector<uint64_t>(s->kernel.begin(), s->kernel.end()),
+            (std::vector<uint64_t>{0xffffffff81000010}));
+  EXPECT_EQ(std::vector<uint64_t>(s->user.begin(), s->user.end()),
+            (std::vector<uint64_t>{0x401000}));
+}
+
 TEST(SampleDecoder, RejectsRecordsWhoseCountsDoNotFit) {
   auto rec = raw_record(1, 1, "x", {0xa}, {0x1});
   auto bytes = bytes_of(rec);
