@@ -11,7 +11,6 @@
 #include "bpf/profile.h"
 #include "common/error.h"
 #include "profile.skel.h"
-#include "record/perf_events.h"
 
 namespace ebprof::record {
 namespace {
@@ -43,7 +42,8 @@ void check_btf() {
 
 }  // namespace
 
-size_t ring_bytes_for(uint64_t frequency, size_t cpu_count) {
+size_t ring_bytes_for(const SamplingRate& rate, size_t cpu_count) {
+  const uint64_t frequency = rate.frequency ? rate.frequency : 1000;
   constexpr size_t kTypicalSampleBytes = 1024;  // header + ~120 frames
   size_t bytes = std::max<size_t>(frequency * cpu_count * kTypicalSampleBytes, 1 << 20);
   return std::bit_ceil(std::min<size_t>(bytes, size_t(256) << 20));
@@ -73,7 +73,7 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
   if (int err = profile_bpf__load(skel_.get()))
     throw_load_failure(-err);
 
-  for (PerfEvent& event : open_cpu_clock_events(config.frequency, config.cpus)) {
+  for (PerfEvent& event : open_sampling_events(config.event, config.rate, config.cpus)) {
     bpf_link* link = bpf_program__attach_perf_event(skel_->progs.sample_stack, event.fd.get());
     if (!link)
       throw_bpf("attaching to the perf event of CPU " + std::to_string(event.cpu), errno);

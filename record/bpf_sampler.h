@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "format/recording.h"
+#include "record/perf_events.h"
 
 struct profile_bpf;
 struct bpf_link;
@@ -17,18 +18,20 @@ struct ring_buffer;
 namespace ebprof::record {
 
 struct SamplerConfig {
-  uint64_t frequency = 99;
+  EventSpec event;
+  SamplingRate rate;
   std::vector<int> cpus;
   bool filter_pids = false;  // sample only pids passed to add_pid() and their descendants
   size_t ring_bytes = 0;     // a power of two, at least one page
 };
 
 // Ring-buffer size for a sampling rate: room for about a second of samples of
-// typical depth, so a reader that stalls briefly loses nothing.
-size_t ring_bytes_for(uint64_t frequency, size_t cpu_count);
+// typical depth, so a reader that stalls briefly loses nothing. With a
+// period (-c) the rate is unknown; 1000 samples per second is assumed.
+size_t ring_bytes_for(const SamplingRate& rate, size_t cpu_count);
 
 // Owns the BPF side: opens, configures, loads and attaches profile.bpf.c to a
-// cpu-clock event on every CPU, and reads its ring buffer. Everything it owns
+// sampling perf event on every CPU, and reads its ring buffer. Everything it owns
 // is released in reverse order of creation, on any path.
 class BpfSampler {
  public:

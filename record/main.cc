@@ -54,9 +54,16 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", o.output,
                  "Recording file to write (an existing one is kept as FILE.old)")
       ->capture_default_str();
-  app.add_option("-F,--freq", o.frequency, "Sampling frequency in Hz, per CPU")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+  auto* freq = app.add_option("-F,--freq", o.frequency, "Sampling frequency in Hz, per CPU")
+                   ->capture_default_str()
+                   ->check(CLI::Range(1, 100000));
+  app.add_option("-c,--count", o.period, "Sample every COUNT events instead of -F")
+      ->check(CLI::PositiveNumber)
+      ->excludes(freq);
+  app.add_option("-e,--event", o.event,
+                 "Event to sample: cpu-clock, task-clock, page-faults, context-switches, ... or "
+                 "a hardware event (cycles, instructions, ...) where a PMU exists")
+      ->capture_default_str();
   app.add_flag("-a,--all-cpus", o.all_cpus,
                "Sample every process on all CPUs, also while running a command");
   app.add_option("-p,--pid", o.pids, "Sample only these processes (comma-separated pids)")

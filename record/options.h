@@ -10,8 +10,10 @@ namespace ebprof::record {
 
 struct RecordOptions {
   std::string output = "ebprof.data";
-  uint64_t frequency = 99;
-  bool all_cpus = false;  // -a: explicit system-wide, also with a command
+  std::string event = "cpu-clock";  // -e
+  uint64_t frequency = 99;          // -F; used unless -c sets a period
+  uint64_t period = 0;              // -c
+  bool all_cpus = false;            // -a: explicit system-wide, also with a command
   std::vector<uint32_t> pids;
   std::string cpu_list;   // -C: e.g. "0-3,8"; empty: every online CPU
   double duration_s = 0;  // 0: until the command exits or a signal

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <string>
 
 #include "common/error.h"
@@ -74,13 +75,74 @@ std::vector<int> select_cpus(const std::string& list) {
   return wanted;
 }
 
-std::vector<PerfEvent> open_cpu_clock_events(uint64_t frequency, const std::vector<int>& cpus) {
+namespace {
+
+struct KnownEvent {
+  const char* name;
+  uint32_t type;
+  uint64_t config;
+};
+
+constexpr KnownEvent kEvents[] = {
+    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
+    {"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
+    {"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
+    {"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
+};
+
+std::string software_event_names() {
+  std::string names;
+  for (const auto& e : kEvents)
+    if (e.type == PERF_TYPE_SOFTWARE)
+      names += (names.empty() ? "" : ", ") + std::string(e.name);
+  return names;
+}
+
+}  // namespace
+
+EventSpec find_event(const std::string& name) {
+  for (const auto& e : kEvents)
+    if (name == e.name)
+      return EventSpec{name, e.type, e.config};
+  for (const char* prefix : {"tracepoint:", "uprobe:", "kprobe:"})
+    if (name.starts_with(prefix))
+      throw Error("-e " + name + ": " + std::string(prefix, std::strlen(prefix) - 1) +
+                  " events are not supported by this version of ebprof-record yet");
+  std::string all;
+  for (const auto& e : kEvents)
+    all += (all.empty() ? "" : ", ") + std::string(e.name);
+  throw Error("-e " + name + ": unknown event; known events: " + all);
+}
+
+std::vector<PerfEvent> open_sampling_events(const EventSpec& event, const SamplingRate& rate,
+                                            const std::vector<int>& cpus) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.freq = 1;
-  attr.sample_freq = frequency;
+  attr.type = event.type;
+  attr.config = event.config;
+  attr.freq = rate.frequency != 0;
+  if (attr.freq)
+    attr.sample_freq = rate.frequency;
+  else
+    attr.sample_period = rate.period;
   // With a callchain in the sample type the kernel walks the stack once,
   // kernel and user together, before running the BPF program, and
   // bpf_get_stack() slices that walk instead of unwinding again for each
@@ -113,17 +175,24 @@ std::vector<PerfEvent> open_cpu_clock_events(uint64_t frequency, const std::vect
           "permission denied opening perf events: run as root or grant CAP_PERFMON "
           "(kernel.perf_event_paranoid is " +
           sysctl("/proc/sys/kernel/perf_event_paranoid") + ")");
-    case EINVAL: {
-      std::string max = sysctl("/proc/sys/kernel/perf_event_max_sample_rate");
-      throw Error("the kernel rejected sampling at -F " + std::to_string(frequency) +
-                  " Hz (kernel.perf_event_max_sample_rate is " + max +
-                  "): lower -F or raise that sysctl");
-    }
+    case EINVAL:
+      if (rate.frequency)
+        throw Error("the kernel rejected sampling " + event.name + " at -F " +
+                    std::to_string(rate.frequency) + " Hz (kernel.perf_event_max_sample_rate is " +
+                    sysctl("/proc/sys/kernel/perf_event_max_sample_rate") +
+                    "): lower -F or raise that sysctl");
+      throw Error("the kernel rejected sampling " + event.name + " with -c " +
+                  std::to_string(rate.period));
     case ENOENT:
     case EOPNOTSUPP:
-      throw Error("this kernel does not support the cpu-clock perf event");
+      if (event.type == PERF_TYPE_HARDWARE)
+        throw Error("-e " + event.name +
+                    ": hardware events are not available here (no PMU, e.g. a VM without PMU "
+                    "passthrough); software events are: " +
+                    software_event_names());
+      throw Error("-e " + event.name + ": this kernel does not support that event");
     default:
-      throw_errno("perf_event_open(cpu-clock)", err);
+      throw_errno("perf_event_open(" + event.name + ")", err);
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,14 +19,32 @@ std::vector<int> online_cpus();
 // when `list` is empty. Throws Error naming a CPU that is not online.
 std::vector<int> select_cpus(const std::string& list);
 
+// A perf event to sample on, by the name `perf list` gives it.
+struct EventSpec {
+  std::string name;
+  uint32_t type = 0;  // PERF_TYPE_SOFTWARE or PERF_TYPE_HARDWARE
+  uint64_t config = 0;
+};
+
+// The event called `name` (perf's names and aliases: cpu-clock, page-faults
+// or faults, cycles, ...). Throws Error naming the known events.
+EventSpec find_event(const std::string& name);
+
+// How often to sample: exactly one of the two is set (-F or -c).
+struct SamplingRate {
+  uint64_t frequency = 0;  // samples per second per CPU
+  uint64_t period = 0;     // one sample every `period` events
+};
+
 struct PerfEvent {
   int cpu = -1;
   UniqueFd fd;
 };
 
-// Opens a cpu-clock event sampling at `frequency` Hz on each of `cpus`,
-// skipping CPUs that went offline. Throws Error with the cause and the fix
-// (privileges, perf_event_max_sample_rate) when none can be opened.
-std::vector<PerfEvent> open_cpu_clock_events(uint64_t frequency, const std::vector<int>& cpus);
+// Opens `event` sampling at `rate` on each of `cpus`, skipping CPUs that
+// went offline. Throws Error with the cause and the fix (privileges, no PMU
+// for a hardware event, perf_event_max_sample_rate) when none can be opened.
+std::vector<PerfEvent> open_sampling_events(const EventSpec& event, const SamplingRate& rate,
+                                            const std::vector<int>& cpus);
 
 }  // namespace ebprof::record

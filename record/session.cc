@@ -111,7 +111,9 @@ void run_session(const RecordOptions& o) {
   const std::vector<int> cpus = select_cpus(o.cpu_list);
 
   std::unique_ptr<Recorder> recorder;
-  SamplerConfig config{o.frequency, cpus, filter, ring_bytes_for(o.frequency, cpus.size())};
+  const EventSpec event = find_event(o.event);
+  const SamplingRate rate = o.period ? SamplingRate{0, o.period} : SamplingRate{o.frequency, 0};
+  SamplerConfig config{event, rate, cpus, filter, ring_bytes_for(rate, cpus.size())};
   // Records only arrive inside poll(), after `recorder` is set.
   BpfSampler sampler(config, [&](std::span<const std::byte> r) { recorder->on_record(r); });
   for (uint32_t pid : pids)
@@ -121,8 +123,9 @@ void run_session(const RecordOptions& o) {
   auto writer = format::RecordingWriter::create(o.output, o.writer);
   format::RecordingInfo info = describe_host();
   info.command_line = o.argv;
-  info.event = "cpu-clock";
-  info.sample_frequency = o.frequency;
+  info.event = event.name;
+  info.sample_frequency = rate.frequency;
+  info.sample_period = rate.period;
   info.cpu_count = static_cast<uint32_t>(cpus.size());
   info.transport = "ringbuf";
   writer.write(info);

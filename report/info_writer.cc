@@ -59,8 +59,8 @@ void write_info(std::ostream& out, const std::string& path, const Profile& p) {
       << "host            " << info.hostname << " (Linux " << info.kernel_release << " "
       << info.machine << ")\n"
       << "command line    " << command << "\n"
-      << format("event           %s at %" PRIu64 " Hz on %u CPUs, transport %s\n",
-                info.event.c_str(), info.sample_frequency, info.cpu_count, info.transport.c_str())
+      << format("event           %s %s on %u CPUs, transport %s\n", info.event.c_str(),
+                describe_rate(info).c_str(), info.cpu_count, info.transport.c_str())
       << "started         " << utc_time(info.start_realtime_ns) << "\n"
       << format("duration        %.2f s%s\n", duration_s(p),
                 p.end ? "" : " (no end frame: the recorder was killed or the file is cut)")

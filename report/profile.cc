@@ -120,6 +120,11 @@ const format::Mapping* find_mapping(std::span<const format::ProcessInfo> capture
   return nullptr;
 }
 
+std::string describe_rate(const format::RecordingInfo& info) {
+  return info.sample_period ? "every " + std::to_string(info.sample_period) + " events"
+                            : "at " + std::to_string(info.sample_frequency) + " Hz";
+}
+
 std::string describe_losses(const Profile& p) {
   uint64_t lost = 0;
   std::string causes;

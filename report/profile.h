@@ -67,6 +67,9 @@ const format::Mapping* find_mapping(std::span<const format::ProcessInfo> capture
 // the end frame is missing).
 double duration_s(const Profile& profile);
 
+// "at 99 Hz" or "every 1000 events", from the recording's header.
+std::string describe_rate(const format::RecordingInfo& info);
+
 // "0", or the total lost with its causes: "12 (ring buffer full: 12)".
 std::string describe_losses(const Profile& profile);
 

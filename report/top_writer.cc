@@ -15,9 +15,8 @@ namespace {
 
 void write_header(std::ostream& out, const Profile& p) {
   const auto& info = p.info;
-  out << format("# %" PRIu64 " samples of %s at %" PRIu64 " Hz over %.2f s, %u CPUs\n",
-                p.total_samples, info.event.c_str(), info.sample_frequency, duration_s(p),
-                info.cpu_count);
+  out << format("# %" PRIu64 " samples of %s %s over %.2f s, %u CPUs\n", p.total_samples,
+                info.event.c_str(), describe_rate(info).c_str(), duration_s(p), info.cpu_count);
   out << "# host " << info.hostname << ", kernel " << info.kernel_release << " (" << info.machine
       << "), recorded " << utc_time(info.start_realtime_ns) << " by ebprof " << info.writer_version
       << "\n";

@@ -301,6 +301,27 @@ TEST(EndToEnd, CpuListLimitsSamplingToThoseCpus) {
   EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
+// -e and -c like perf: a software event every N events; a hardware event
+// works where a PMU exists and is one clear line where it does not.
+TEST(EndToEnd, SamplesOtherEventsAndSaysWhenOneIsMissing) {
+  REQUIRE_BPF();
+  std::string data = temp_file("faults.data");
+  Outcome rec = run(kRecord + " -q -e page-faults -c 1 -o " + data + " -- " + kHotcold + " 0.3");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  Outcome info = run(kReport + " info " + data);
+  EXPECT_NE(info.out.find("event           page-faults every 1 events"), std::string::npos)
+      << info.out;
+  EXPECT_EQ(info.out.find("samples         0\n"), std::string::npos) << info.out;
+
+  Outcome hw = run(kRecord + " -q -e cycles --duration 0.3 -o " + temp_file("cycles.data"));
+  if (hw.status != 0) {
+    EXPECT_EQ(hw.status, 1);
+    EXPECT_NE(hw.err.find("-e cycles: hardware events are not available here"), std::string::npos)
+        << hw.err;
+    EXPECT_EQ(lines(hw.err), 1) << hw.err;
+  }
+}
+
 TEST(EndToEnd, RecordingsAreReadableOnlyByTheirOwnerAndQuietIsSilent) {
   REQUIRE_BPF();
   std::string data = temp_file("mode.data");

@@ -141,6 +141,19 @@ TEST(ProcMaps, AThreadIdResolvesToItsProcess) {
   t.join();
 }
 
+TEST(Events, PerfNamesAndAliasesAndClearErrors) {
+  EXPECT_EQ(find_event("page-faults").config, find_event("faults").config);
+  EXPECT_EQ(find_event("cs").name, "cs");
+  EXPECT_NE(find_event("cycles").type, find_event("cpu-clock").type);
+  try {
+    find_event("bogus");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("known events: cpu-clock, task-clock"), std::string::npos);
+  }
+  EXPECT_THROW(find_event("uprobe:/bin/sh:main"), Error);
+}
+
 TEST(CpuList, ParsesRangesAndRejectsGarbage) {
   EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(parse_cpu_list("0"), (std::vector<int>{0}));
