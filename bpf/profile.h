@@ -7,7 +7,7 @@
 
 /* The kernel's own cap on a callchain (PERF_MAX_STACK_DEPTH). */
 #define EBPROF_MAX_FRAMES 127
-#define EBPROF_COMM_LEN 16
+#define EBPROF_COMM_LEN	  16
 
 /* Why a sample, or part of one, was lost. Indexes the per-CPU losses map. */
 enum ebprof_loss_cause {
