@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common/error.h"
+#include "format/lookup.h"
 #include "record/proc_file.h"
 
 namespace ebprof::record {
@@ -109,17 +110,15 @@ KernelSymbolIndex::KernelSymbolIndex(std::vector<format::KernelSymbol> symbols)
 void KernelSymbolIndex::take_new(std::span<const uint64_t> stack,
                                  std::vector<format::KernelSymbol>& out) {
   for (size_t frame = 0; frame < stack.size(); ++frame) {
-    uint64_t ip = stack[frame] - (frame > 0);
-    auto it =
-        std::upper_bound(symbols_.begin(), symbols_.end(), ip,
-                         [](uint64_t a, const format::KernelSymbol& s) { return a < s.address; });
-    if (it == symbols_.begin())
+    uint64_t address = format::lookup_address(stack, frame);
+    const format::KernelSymbol* symbol = format::kernel_symbol_at_or_below(symbols_, address);
+    if (!symbol || !format::covers(*symbol, address))
       continue;
-    size_t i = static_cast<size_t>(it - symbols_.begin()) - 1;
-    if (taken_[i] || ip >= symbols_[i].address + symbols_[i].size)
-      continue;
-    taken_[i] = true;
-    out.push_back(symbols_[i]);
+    size_t i = static_cast<size_t>(symbol - symbols_.data());
+    if (!taken_[i]) {
+      taken_[i] = true;
+      out.push_back(*symbol);
+    }
   }
 }
 

@@ -2,17 +2,9 @@
 
 #include <algorithm>
 
+#include "format/lookup.h"
+
 namespace ebprof::record {
-namespace {
-
-// `mappings` is sorted by start and does not overlap.
-const format::Mapping* find_in(const std::vector<format::Mapping>& mappings, uint64_t ip) {
-  auto it = std::upper_bound(mappings.begin(), mappings.end(), ip,
-                             [](uint64_t a, const format::Mapping& m) { return a < m.start; });
-  return it != mappings.begin() && ip < std::prev(it)->end ? &*std::prev(it) : nullptr;
-}
-
-}  // namespace
 
 std::optional<format::ProcessInfo> ProcessTracker::capture(uint32_t pid, Known& known,
                                                            uint64_t now_ns) {
@@ -43,8 +35,9 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
   if (inserted)
     return capture(pid, known, now_ns);
   if (new_stack && !known.recheck)
-    known.recheck = std::any_of(user.begin(), user.end(),
-                                [&](uint64_t ip) { return !find_in(known.mappings, ip); });
+    known.recheck = std::any_of(user.begin(), user.end(), [&](uint64_t ip) {
+      return !format::find_mapping(known.mappings, ip);
+    });
   // A needed re-read that is rate-limited now happens on a later sample of
   // the process, stack new or not.
   if (!known.recheck || now_ns < known.read_at_ns + kRereadIntervalNs)
@@ -54,7 +47,7 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
 
 const format::Mapping* ProcessTracker::find_mapping(uint32_t pid, uint64_t ip) const {
   auto it = known_.find(pid);
-  return it == known_.end() ? nullptr : find_in(it->second.mappings, ip);
+  return it == known_.end() ? nullptr : format::find_mapping(it->second.mappings, ip);
 }
 
 }  // namespace ebprof::record

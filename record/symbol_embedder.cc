@@ -1,6 +1,7 @@
 #include "record/symbol_embedder.h"
 
 #include "common/error.h"
+#include "format/lookup.h"
 #include "record/elf_identities.h"
 
 namespace ebprof::record {
@@ -31,7 +32,7 @@ SymbolEmbedder::Binary& SymbolEmbedder::binary(uint32_t pid, const format::Mappi
 void SymbolEmbedder::take_new(uint32_t pid, std::span<const uint64_t> user,
                               const ProcessTracker& tracker) {
   for (size_t frame = 0; frame < user.size(); ++frame) {
-    uint64_t ip = user[frame] - (frame > 0);
+    uint64_t ip = format::lookup_address(user, frame);
     const format::Mapping* m = tracker.find_mapping(pid, ip);
     if (!m || m->build_id.empty())
       continue;

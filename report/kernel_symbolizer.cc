@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "format/lookup.h"
 #include "report/text.h"
 
 namespace ebprof::report {
@@ -13,19 +14,16 @@ KernelSymbolizer::KernelSymbolizer(std::vector<format::KernelSymbol> symbols)
 }
 
 Frame KernelSymbolizer::resolve(uint64_t address) const {
-  auto it =
-      std::upper_bound(symbols_.begin(), symbols_.end(), address,
-                       [](uint64_t a, const format::KernelSymbol& s) { return a < s.address; });
-  if (it == symbols_.begin()) {
+  const format::KernelSymbol* symbol = format::kernel_symbol_at_or_below(symbols_, address);
+  if (!symbol) {
     const char* why = symbols_.empty() ? "no kallsyms recorded" : "below every kernel symbol";
     return Frame{"[unknown] (" + hex(address) + ", " + why + ")", "[kernel.kallsyms]", true, false};
   }
-  --it;
-  if (address - it->address >= it->size)
-    return Frame{"[unknown] (" + hex(address) + ", past " + it->name + ")", "[kernel.kallsyms]",
+  if (!format::covers(*symbol, address))
+    return Frame{"[unknown] (" + hex(address) + ", past " + symbol->name + ")", "[kernel.kallsyms]",
                  true, false};
-  std::string module = it->module.empty() ? "[kernel.kallsyms]" : "[" + it->module + "]";
-  return Frame{it->name, std::move(module), true, true};
+  std::string module = symbol->module.empty() ? "[kernel.kallsyms]" : "[" + symbol->module + "]";
+  return Frame{symbol->name, std::move(module), true, true};
 }
 
 }  // namespace ebprof::report

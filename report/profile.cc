@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "format/lookup.h"
 #include "format/reader.h"
 
 namespace ebprof::report {
@@ -110,13 +111,9 @@ Profile load_profile(const std::string& path) {
 
 const format::Mapping* find_mapping(std::span<const format::ProcessInfo> captures,
                                     uint64_t address) {
-  for (const auto& capture : captures) {
-    const auto& maps = capture.mappings;
-    auto it = std::upper_bound(maps.begin(), maps.end(), address,
-                               [](uint64_t a, const format::Mapping& m) { return a < m.start; });
-    if (it != maps.begin() && address < std::prev(it)->end)
-      return &*std::prev(it);
-  }
+  for (const auto& capture : captures)
+    if (const format::Mapping* m = format::find_mapping(capture.mappings, address))
+      return m;
   return nullptr;
 }
 

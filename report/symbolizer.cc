@@ -1,5 +1,7 @@
 #include "report/symbolizer.h"
 
+#include "format/lookup.h"
+
 namespace ebprof::report {
 
 std::vector<SymbolizedStack> symbolize(const Profile& profile) {
@@ -24,12 +26,11 @@ std::vector<SymbolizedStack> symbolize(const Profile& profile) {
     }
     const format::Stack& stack = stack_it->second;
     s.frames.reserve(stack.kernel.size() + stack.user.size());
-    // Entry 0 of each half is the interrupted instruction; the rest are
-    // return addresses, which point just past their call.
     for (size_t i = 0; i < stack.kernel.size(); ++i)
-      s.frames.push_back(kernel.resolve(stack.kernel[i] - (i > 0)));
+      s.frames.push_back(kernel.resolve(format::lookup_address(stack.kernel, i)));
     for (size_t i = 0; i < stack.user.size(); ++i)
-      s.frames.push_back(user.resolve(captures, stack.user[i], stack.user[i] - (i > 0)));
+      s.frames.push_back(
+          user.resolve(captures, stack.user[i], format::lookup_address(stack.user, i)));
     out.push_back(std::move(s));
   }
   return out;
