@@ -36,7 +36,6 @@ void Recorder::on_record(std::span<const std::byte> record) {
   }
   if (auto process = tracker_.observe(s->tgid, s->user, is_new, s->time_ns)) {
     writer_.write(*process);
-    ++stats_.captures;
   }
   // After observe(), so that a new stack's mappings are known.
   if (is_new && embedder_) {
@@ -49,6 +48,11 @@ void Recorder::on_record(std::span<const std::byte> record) {
   ++stats_.samples;
   if (batch_.samples.size() >= kMaxBatchSamples)
     flush(0, true);
+}
+
+std::vector<format::LossCount> Recorder::losses(std::vector<format::LossCount> in_kernel) const {
+  in_kernel.push_back({"malformed record", stats_.malformed});
+  return in_kernel;
 }
 
 void Recorder::flush(uint64_t now_ns, bool force) {

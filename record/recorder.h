@@ -17,7 +17,6 @@ namespace ebprof::record {
 struct RecorderStats {
   uint64_t samples = 0;
   uint64_t malformed = 0;  // ring-buffer records that failed decoding
-  uint64_t captures = 0;   // process maps captures written
   uint64_t embed_ns = 0;   // time spent finding symbols to embed, tables read included
 };
 
@@ -40,6 +39,9 @@ class Recorder {
   void flush(uint64_t now_ns, bool force = false);
 
   const RecorderStats& stats() const { return stats_; }
+  // Every loss so far: the kernel side's (`in_kernel`, from the sampler) and
+  // the records this side could not decode.
+  std::vector<format::LossCount> losses(std::vector<format::LossCount> in_kernel) const;
   uint32_t stack_count() const { return interner_.size(); }
   size_t process_count() const { return tracker_.process_count(); }
   size_t embedded_binaries() const { return embedder_ ? embedder_->binaries() : 0; }

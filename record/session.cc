@@ -2,10 +2,9 @@
 
 #include <signal.h>
 #include <sys/stat.h>
-
 #include <unistd.h>
-#include <cerrno>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -154,7 +153,7 @@ void run_session(const RecordOptions& o) {
     recorder->flush(now);
     if (status.due(now))
       status.show(now, {(now - start_ns) / 1e9, recorder->stats().samples, writer.bytes_written(),
-                        total_lost(sampler.losses())});
+                        total_lost(recorder->losses(sampler.losses()))});
     if (now >= deadline_ns)
       break;
     if (child && child->try_wait())
@@ -166,7 +165,7 @@ void run_session(const RecordOptions& o) {
   set_stop_handlers(SIG_DFL);
   sampler.poll(0);  // what the kernel committed before we stopped
   recorder->flush(0, true);
-  std::vector<format::LossCount> losses = sampler.losses();
+  std::vector<format::LossCount> losses = recorder->losses(sampler.losses());
   writer.write(format::RecordingEnd{monotonic_ns(), losses});
   writer.close();
 

@@ -229,6 +229,11 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   writer.close();
   EXPECT_EQ(recorder.stats().samples, 4u);
   EXPECT_EQ(recorder.stats().malformed, 1u);
+  // A record that did not decode is a lost sample, written like the others.
+  auto losses = recorder.losses({{"ring buffer full", 2}});
+  ASSERT_EQ(losses.size(), 2u);
+  EXPECT_EQ(losses[1].cause, "malformed record");
+  EXPECT_EQ(losses[1].count, 1u);
   EXPECT_EQ(recorder.process_count(), 2u);
 
   Count c;
