@@ -10,9 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -427,43 +425,37 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   while (offset < file_size) {
     FrameHeader h;
     std::string why;
+    uint64_t next;  // where reading goes on after a damaged frame
     Check check = read_frame(fd.get(), offset, file_size, path, h, stored, why);
-    // A length that runs past the end means a cut file only if no intact
-    // frame follows; otherwise the length itself is damaged.
-    uint64_t next = file_size;
-    if (check == Check::kCut &&
-        (next = find_next_frame(fd.get(), offset + 1, file_size, path)) < file_size) {
-      check = Check::kDamaged;
-      why = "frame header is damaged";
-    }
-    if (check == Check::kCut) {
-      result.complete = false;
-      result.warning = path + ": " + why + " at byte " + std::to_string(offset) +
-                       "; the report covers the " + std::to_string(result.frames) +
-                       " complete frames before it";
-      break;
-    }
     if (check == Check::kOk) {
       why = decode_frame(h, stored, raw, ids, result.damaged_frames > 0, visitor,
                          FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
                                    h.raw_size, static_cast<bool>(h.flags & kFrameZstd)},
                          path);
+      next = offset + kFrameHeaderSize + h.stored_size;
       if (why.empty()) {
         ++result.frames;
-        offset += kFrameHeaderSize + h.stored_size;
+        offset = next;
         continue;
       }
+      // Its checksum held, so it ends where its header says: scanning
+      // inside its payload could find bytes that only look like a frame.
+    } else {
+      next = find_next_frame(fd.get(), offset + 1, file_size, path);
+      // A length that runs past the end means a cut file only if no intact
+      // frame follows; otherwise the length itself is damaged.
+      if (check == Check::kCut && next == file_size) {
+        result.complete = false;
+        result.warning = path + ": " + why + " at byte " + std::to_string(offset) +
+                         "; the report covers the " + std::to_string(result.frames) +
+                         " complete frames before it";
+        break;
+      }
+      if (check == Check::kCut)
+        why = "frame header is damaged";
     }
-    // Damaged: skip to the next intact frame, if any. A frame whose checksum
-    // held but whose contents did not decode ends where its header says:
-    // scanning inside its payload could find bytes that only look like a
-    // frame.
     if (result.damaged_frames++ == 0)
       first_damage = why + " at byte " + std::to_string(offset);
-    if (check == Check::kOk)
-      next = offset + kFrameHeaderSize + h.stored_size;
-    else if (next == file_size)
-      next = find_next_frame(fd.get(), offset + 1, file_size, path);
     result.skipped_bytes += next - offset;
     offset = next;
   }
