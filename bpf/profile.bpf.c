@@ -13,6 +13,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the recorder before load. */
 const volatile bool filter_tgid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_cgroup = false;
+/* Send samples through the per-CPU perf buffers rather than the ring buffer
+ * (kernels before 5.8, or forced with --transport perfbuf). */
+const volatile bool use_perfbuf = false;
 /* Ring-buffer fill level, in bytes, above which the reader is woken. Below it
  * records are committed silently and picked up by the reader's periodic
  * poll, which saves a wakeup per sample. */
@@ -23,6 +28,13 @@ struct {
 	__uint(max_entries, 1 << 20); /* resized by the recorder */
 } events SEC(".maps");
 
+/* The perf-buffer transport: one slot per CPU, filled by the recorder. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} perf_events SEC(".maps");
+
 /* Processes to sample when filter_tgid is set: the targets and, followed
  * through fork, their descendants. Exited ones are removed. */
 struct {
@@ -31,6 +43,22 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } target_tgids SEC(".maps");
+
+/* Threads to sample when filter_tid is set (-t). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_tids SEC(".maps");
+
+/* The cgroup (v2) to sample when filter_cgroup is set, descendants included. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_cgroup SEC(".maps");
 
 /* A sample is 2 KiB at most: too big for the 512-byte BPF stack. */
 struct {
@@ -60,6 +88,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
+	__u32 tid = (__u32)id;
 	__u32 zero = 0;
 	struct ebprof_sample *s;
 	long kbytes, ubytes;
@@ -68,6 +97,10 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 
 	if (filter_tgid && !bpf_map_lookup_elem(&target_tgids, &tgid))
 		return 0;
+	if (filter_tid && !bpf_map_lookup_elem(&target_tids, &tid))
+		return 0;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+		return 0;
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
@@ -75,7 +108,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 
 	s->time_ns = bpf_ktime_get_ns();
 	s->tgid = tgid;
-	s->tid = (__u32)id;
+	s->tid = tid;
 	s->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
@@ -103,6 +136,12 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	s->user_frames = nu;
 	size = EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64);
 
+	if (use_perfbuf) {
+		/* Wakeups are the perf event's watermark. */
+		if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, s, size))
+			count_loss(EBPROF_LOSS_RINGBUF_FULL);
+		return 0;
+	}
 	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, s, size, flags))

@@ -11,7 +11,7 @@
 
 /* Why a sample, or part of one, was lost. Indexes the per-CPU losses map. */
 enum ebprof_loss_cause {
-	EBPROF_LOSS_RINGBUF_FULL = 0, /* no room in the ring buffer: sample dropped */
+	EBPROF_LOSS_RINGBUF_FULL = 0, /* no room in the ring or perf buffer: sample dropped */
 	EBPROF_LOSS_KERNEL_STACK = 1, /* bpf_get_stack failed for the kernel stack */
 	EBPROF_LOSS_USER_STACK = 2,   /* bpf_get_stack failed for the user stack */
 	EBPROF_LOSS_CAUSES = 3,

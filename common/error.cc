@@ -9,7 +9,7 @@ std::string errno_message(const std::string& what, int err) {
 }
 
 void throw_errno(const std::string& what, int err) {
-  throw Error(errno_message(what, err));
+  throw Error(errno_message(what, err), err);
 }
 
 }  // namespace ebprof

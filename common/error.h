@@ -10,7 +10,14 @@ namespace ebprof {
 // Layers throw it; only main() catches it and prints it.
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // `code` is the errno of a failed system call, for callers that can
+  // recover from one cause (retry without a feature the kernel lacks).
+  explicit Error(const std::string& message, int code = 0)
+      : std::runtime_error(message), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
 };
 
 // "<what>: <strerror(err)>", for wrapping a failed system call.

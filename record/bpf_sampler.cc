@@ -2,15 +2,19 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "bpf/profile.h"
 #include "common/error.h"
 #include "profile.skel.h"
+#include "record/privileges.h"
 
 namespace ebprof::record {
 namespace {
@@ -19,8 +23,7 @@ constexpr const char* kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
 
 [[noreturn]] void throw_bpf(const std::string& what, int err) {
   if (err == EPERM || err == EACCES)
-    throw Error("permission denied " + what +
-                ": run ebprof-record as root (or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)");
+    throw missing_privileges(what);
   throw Error(errno_message(what, err) + " (rerun with -v for libbpf's log)");
 }
 
@@ -33,20 +36,60 @@ void check_btf() {
 // Explains a failed load. Feature probes run only now, and only when the
 // failure was not about privileges: without them a probe cannot tell
 // "unsupported" from "not allowed".
-[[noreturn]] void throw_load_failure(int err) {
-  if (err != EPERM && err != EACCES &&
+[[noreturn]] void throw_load_failure(int err, Transport transport) {
+  if (err != EPERM && err != EACCES && transport == Transport::kRingBuffer &&
       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr) == 0)
-    throw Error("this kernel has no BPF ring buffer (Linux 5.8 or newer is needed)");
+    throw Error("this kernel has no BPF ring buffer (Linux 5.8 or newer): use --transport perfbuf");
   throw_bpf("loading the BPF programs", err);
+}
+
+// The perf-buffer transport's event: BPF output, each record a raw sample,
+// waking the reader only when a buffer is a quarter full.
+perf_event_attr bpf_output_attr(size_t pages_per_cpu) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+  attr.sample_type = PERF_SAMPLE_RAW;
+  attr.sample_period = 1;
+  attr.watermark = 1;
+  attr.wakeup_watermark = static_cast<uint32_t>(pages_per_cpu * getpagesize() / 4);
+  return attr;
+}
+
+// The BPF record inside a PERF_RECORD_SAMPLE that carries only raw data:
+// header, u32 size, then the bytes (padded to 8). Lost records are not
+// counted here: bpf_perf_event_output() reported the same drops to BPF,
+// which counted them per CPU and cause.
+std::span<const std::byte> raw_data(std::span<const std::byte> record) {
+  perf_event_header header;
+  uint32_t size = 0;
+  if (record.size() < sizeof(header) + sizeof(size))
+    return {};
+  std::memcpy(&header, record.data(), sizeof(header));
+  std::memcpy(&size, record.data() + sizeof(header), sizeof(size));
+  const size_t offset = sizeof(header) + sizeof(size);
+  if (header.type != PERF_RECORD_SAMPLE || size > record.size() - offset)
+    return {};
+  return record.subspan(offset, size);
 }
 
 }  // namespace
 
-size_t ring_bytes_for(const SamplingRate& rate, size_t cpu_count) {
+Transport probe_transport() {
+  return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr) == 1 ? Transport::kRingBuffer
+                                                                       : Transport::kPerfBuffers;
+}
+
+const char* transport_name(Transport t) {
+  return t == Transport::kRingBuffer ? "ringbuf" : "perfbuf";
+}
+
+size_t pages_per_cpu_for(const SamplingRate& rate) {
   const uint64_t frequency = rate.frequency ? rate.frequency : 1000;
   constexpr size_t kTypicalSampleBytes = 1024;  // header + ~120 frames
-  size_t bytes = std::max<size_t>(frequency * cpu_count * kTypicalSampleBytes, 1 << 20);
-  return std::bit_ceil(std::min<size_t>(bytes, size_t(256) << 20));
+  const size_t pages = frequency * kTypicalSampleBytes / getpagesize();
+  return std::bit_ceil(std::clamp<size_t>(pages, 64, 16384));
 }
 
 void BpfSampler::SkelDelete::operator()(profile_bpf* skel) const {
@@ -66,12 +109,29 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
   skel_.reset(profile_bpf__open());
   if (!skel_)
     throw_bpf("opening the BPF object", errno);
+  const bool ring = config.transport == Transport::kRingBuffer;
+  // One ring for all CPUs, as large as the per-CPU buffers together.
+  const size_t ring_bytes =
+      std::bit_ceil(config.pages_per_cpu * getpagesize() * config.cpus.size());
   skel_->rodata->filter_tgid = config.filter_pids;
-  skel_->rodata->wakeup_bytes = config.ring_bytes / 4;
-  if (int err = bpf_map__set_max_entries(skel_->maps.events, config.ring_bytes))
+  skel_->rodata->filter_tid = config.filter_tids;
+  skel_->rodata->filter_cgroup = config.cgroup_fd >= 0;
+  skel_->rodata->use_perfbuf = !ring;
+  skel_->rodata->wakeup_bytes = ring_bytes / 4;
+  if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes))
     throw_bpf("sizing the ring buffer", -err);
+  // A kernel without ring buffers cannot create the map; the program's
+  // ring-buffer path is dead code then, so nothing refers to it.
+  if (!ring)
+    bpf_map__set_autocreate(skel_->maps.events, false);
   if (int err = profile_bpf__load(skel_.get()))
-    throw_load_failure(-err);
+    throw_load_failure(-err, config.transport);
+  if (config.cgroup_fd >= 0) {
+    uint32_t slot = 0;
+    if (bpf_map__update_elem(skel_->maps.target_cgroup, &slot, sizeof(slot), &config.cgroup_fd,
+                             sizeof(config.cgroup_fd), BPF_ANY))
+      throw_errno("setting the cgroup filter (a cgroup v2 directory is needed)", errno);
+  }
 
   for (PerfEvent& event : open_sampling_events(config.event, config.rate, config.cpus)) {
     bpf_link* link = bpf_program__attach_perf_event(skel_->progs.sample_stack, event.fd.get());
@@ -90,6 +150,16 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
     }
   }
 
+  if (!ring) {
+    perf_ring_ = std::make_unique<PerfRing>(
+        bpf_map__fd(skel_->maps.perf_events), config.pages_per_cpu,
+        bpf_output_attr(config.pages_per_cpu), config.cpus,
+        [this](int, std::span<const std::byte> record) {
+          if (std::span<const std::byte> raw = raw_data(record); !raw.empty())
+            handler_(raw);
+        });
+    return;
+  }
   ring_.reset(
       ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfSampler::on_record, this, nullptr));
   if (!ring_)
@@ -115,15 +185,28 @@ void BpfSampler::add_pid(uint32_t pid) {
     throw_errno("adding pid " + std::to_string(pid) + " to the BPF filter", errno);
 }
 
-void BpfSampler::poll(int timeout_ms) {
-  // The BPF side wakes us only when the ring is a quarter full, so a timed
-  // out wait must still consume what was committed silently.
-  int n = ring_buffer__poll(ring_.get(), timeout_ms);
-  if (n >= 0 || n == -EINTR)
-    n = ring_buffer__consume(ring_.get());
+void BpfSampler::add_tid(uint32_t tid) {
+  uint8_t one = 1;
+  if (bpf_map__update_elem(skel_->maps.target_tids, &tid, sizeof(tid), &one, sizeof(one), BPF_ANY))
+    throw_errno("adding thread " + std::to_string(tid) + " to the BPF filter", errno);
+}
+
+void BpfSampler::wait(int timeout_ms) {
+  epoll_event event;
+  int fd = ring_ ? ring_buffer__epoll_fd(ring_.get()) : perf_ring_->epoll_fd();
+  if (epoll_wait(fd, &event, 1, timeout_ms) < 0 && errno != EINTR)
+    throw_errno("waiting for samples", errno);
+}
+
+void BpfSampler::consume() {
+  if (perf_ring_) {
+    perf_ring_->consume();
+    return;
+  }
+  int n = ring_buffer__consume(ring_.get());
   if (handler_error_)
     std::rethrow_exception(std::exchange(handler_error_, nullptr));
-  if (n < 0 && n != -EINTR)
+  if (n < 0)
     throw_errno("reading the ring buffer", -n);
 }
 

@@ -10,6 +10,7 @@
 
 #include "format/recording.h"
 #include "record/perf_events.h"
+#include "record/perf_ring.h"
 
 struct profile_bpf;
 struct bpf_link;
@@ -17,18 +18,31 @@ struct ring_buffer;
 
 namespace ebprof::record {
 
+// How samples travel from BPF to the recorder.
+enum class Transport {
+  kRingBuffer,   // one BPF ring buffer shared by all CPUs (Linux 5.8+)
+  kPerfBuffers,  // a perf buffer per CPU: what older kernels have
+};
+
+// The BPF ring buffer where the kernel has one, else perf buffers.
+Transport probe_transport();
+const char* transport_name(Transport t);  // "ringbuf" or "perfbuf", as --transport takes
+
 struct SamplerConfig {
   EventSpec event;
   SamplingRate rate;
   std::vector<int> cpus;
   bool filter_pids = false;  // sample only pids passed to add_pid() and their descendants
-  size_t ring_bytes = 0;     // a power of two, at least one page
+  bool filter_tids = false;  // sample only threads passed to add_tid()
+  int cgroup_fd = -1;        // an open cgroup v2 directory: sample only in it and below
+  Transport transport = Transport::kRingBuffer;
+  size_t pages_per_cpu = 0;  // buffer size, a power of two
 };
 
-// Ring-buffer size for a sampling rate: room for about a second of samples of
-// typical depth, so a reader that stalls briefly loses nothing. With a
-// period (-c) the rate is unknown; 1000 samples per second is assumed.
-size_t ring_bytes_for(const SamplingRate& rate, size_t cpu_count);
+// Buffer size for a sampling rate, in pages per CPU: room for about a second
+// of samples of typical depth, so a reader that stalls briefly loses nothing.
+// With a period (-c) the rate is unknown; 1000 samples per second is assumed.
+size_t pages_per_cpu_for(const SamplingRate& rate);
 
 // Owns the BPF side: opens, configures, loads and attaches profile.bpf.c to a
 // sampling perf event on every CPU, and reads its ring buffer. Everything it owns
@@ -44,11 +58,16 @@ class BpfSampler {
   BpfSampler& operator=(const BpfSampler&) = delete;
 
   void add_pid(uint32_t pid);
+  void add_tid(uint32_t tid);
 
-  // Waits up to timeout_ms, then hands every record available to the handler.
-  // A signal ends the wait early; that is not an error. Rethrows what the
-  // handler threw.
-  void poll(int timeout_ms);
+  // Waits up to timeout_ms for the buffers to fill past their wakeup mark.
+  // A signal ends the wait early; that is not an error.
+  void wait(int timeout_ms);
+  // Hands every record available to the handler, never waiting: the BPF
+  // side wakes the reader only when a buffer is a quarter full, so what was
+  // committed silently must be picked up on the reader's own schedule.
+  // Rethrows what the handler threw.
+  void consume();
 
   // Samples lost in the kernel so far, summed over CPUs, by cause.
   std::vector<format::LossCount> losses() const;
@@ -70,7 +89,8 @@ class BpfSampler {
   std::exception_ptr handler_error_;
   std::unique_ptr<profile_bpf, SkelDelete> skel_;
   std::vector<std::unique_ptr<bpf_link, LinkDelete>> links_;
-  std::unique_ptr<ring_buffer, RingDelete> ring_;
+  std::unique_ptr<ring_buffer, RingDelete> ring_;  // kRingBuffer
+  std::unique_ptr<PerfRing> perf_ring_;            // kPerfBuffers
 };
 
 }  // namespace ebprof::record

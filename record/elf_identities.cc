@@ -19,6 +19,37 @@ std::vector<std::string> mapped_file_paths(uint32_t pid, const format::Mapping& 
   return {map_file, "/proc/" + std::to_string(pid) + "/root" + m.path};
 }
 
+std::vector<std::string> build_id_checked_paths(uint32_t pid, const format::Mapping& m) {
+  std::vector<std::string> paths = mapped_file_paths(pid, m);
+  if (!paths.empty())
+    paths.push_back(m.path);
+  return paths;
+}
+
+void ElfIdentities::complete(uint32_t pid, format::Mapping& m) {
+  if (m.build_id.empty()) {
+    ElfIdentity id = lookup(pid, m);
+    m.build_id = std::move(id.build_id);
+    m.debuglink = std::move(id.debuglink);
+    return;
+  }
+  auto [it, inserted] = debuglinks_.try_emplace(m.build_id);
+  if (inserted) {
+    for (const std::string& path : build_id_checked_paths(pid, m)) {
+      try {
+        ElfIdentity id = read_elf_identity(path);
+        if (id.build_id == m.build_id) {
+          it->second = std::move(id.debuglink);
+          break;
+        }
+      } catch (const Error&) {
+        // Gone or unreadable through this path: try the next.
+      }
+    }
+  }
+  m.debuglink = it->second;
+}
+
 ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
   for (const std::string& path : mapped_file_paths(pid, m)) {
     struct stat st {};

@@ -20,6 +20,11 @@ namespace ebprof::record {
 // pseudo-files ([vdso]).
 std::vector<std::string> mapped_file_paths(uint32_t pid, const format::Mapping& m);
 
+// mapped_file_paths(), then the mapped path as this process sees it, which
+// still works after the process exited. Only for callers that check the
+// build-id of what they open: the path may name a newer file.
+std::vector<std::string> build_id_checked_paths(uint32_t pid, const format::Mapping& m);
+
 // Build-ids and debuglinks of the files processes map, so a report can tell
 // whether the binary it finds is the one that ran. Each file (device, inode)
 // is read once, however many processes map it.
@@ -28,6 +33,11 @@ class ElfIdentities {
   // The identity of the file mapped at `m` in process `pid`, read through
   // mapped_file_paths(). Empty when none can be read.
   ElfIdentity lookup(uint32_t pid, const format::Mapping& m);
+
+  // Fills what `m` lacks of its identity. A build-id the kernel supplied
+  // (MMAP2) is kept, and only a file with that build-id gives the debuglink;
+  // each build-id is looked for once.
+  void complete(uint32_t pid, format::Mapping& m);
 
  private:
   // A file replaced in place (cp over it) or a reused inode must not keep an
@@ -40,6 +50,7 @@ class ElfIdentities {
     auto operator<=>(const Key&) const = default;
   };
   std::map<Key, ElfIdentity> cache_;
+  std::map<std::string, std::string> debuglinks_;  // by build-id
 };
 
 }  // namespace ebprof::record

@@ -68,8 +68,21 @@ int main(int argc, char** argv) {
                "Sample every process on all CPUs, also while running a command");
   app.add_option("-p,--pid", o.pids, "Sample only these processes (comma-separated pids)")
       ->delimiter(',');
+  app.add_option("-t,--tid", o.tids, "Sample only these threads (comma-separated thread ids)")
+      ->delimiter(',');
+  app.add_option("-G,--cgroup", o.cgroup,
+                 "Sample only tasks in this cgroup v2 and below it (a path, absolute or under "
+                 "/sys/fs/cgroup)");
   app.add_option("-C,--cpu", o.cpu_list, "Sample only on these CPUs (e.g. 0-3,8)");
   app.add_option("--duration", o.duration_s, "Stop after this many seconds");
+  app.add_option("--transport", o.transport,
+                 "How samples leave the kernel: auto (the BPF ring buffer where the kernel has "
+                 "one), ringbuf or perfbuf")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "ringbuf", "perfbuf"}));
+  app.add_option("-m,--mmap-pages", o.mmap_pages,
+                 "Sample buffer size in pages per CPU, a power of two (default: from -F)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("-g", call_graph, "Record call graphs (always on; accepted as perf does)");
   app.add_option("--compression", compression,
                  "none, zstd or zstd:LEVEL (1-19; default zstd = level 3)")

@@ -15,13 +15,17 @@ struct RecordOptions {
   uint64_t period = 0;              // -c
   bool all_cpus = false;            // -a: explicit system-wide, also with a command
   std::vector<uint32_t> pids;
-  std::string cpu_list;   // -C: e.g. "0-3,8"; empty: every online CPU
-  double duration_s = 0;  // 0: until the command exits or a signal
+  std::vector<uint32_t> tids;  // -t
+  std::string cgroup;          // --cgroup: a cgroup v2 directory, or a path under /sys/fs/cgroup
+  std::string cpu_list;        // -C: e.g. "0-3,8"; empty: every online CPU
+  double duration_s = 0;       // 0: until the command exits or a signal
   std::vector<std::string> command;
   bool quiet = false;            // -q: no status line, no summary
   format::WriterOptions writer;  // compression
   bool embed_symbols = true;
-  std::vector<std::string> argv;  // ebprof-record's own, for the file header
+  std::string transport = "auto";  // auto, ringbuf or perfbuf
+  size_t mmap_pages = 0;           // -m: buffer pages per CPU; 0 sizes them from -F
+  std::vector<std::string> argv;   // ebprof-record's own, for the file header
 };
 
 }  // namespace ebprof::record

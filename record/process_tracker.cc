@@ -6,48 +6,189 @@
 
 namespace ebprof::record {
 
-std::optional<format::ProcessInfo> ProcessTracker::capture(uint32_t pid, Known& known,
-                                                           uint64_t now_ns) {
+void insert_mapping(std::vector<format::Mapping>& mappings, format::Mapping m) {
+  std::vector<format::Mapping> out;
+  out.reserve(mappings.size() + 2);
+  for (format::Mapping& old : mappings) {
+    if (old.end <= m.start || old.start >= m.end) {
+      out.push_back(std::move(old));
+      continue;
+    }
+    if (old.start < m.start) {  // the part below survives
+      format::Mapping below = old;
+      below.end = m.start;
+      out.push_back(std::move(below));
+    }
+    if (old.end > m.end) {  // and the part above, further into the file
+      old.file_offset += m.end - old.start;
+      old.start = m.end;
+      out.push_back(std::move(old));
+    }
+  }
+  out.push_back(std::move(m));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  mappings = std::move(out);
+}
+
+ProcessTracker::ProcessTracker(Reader reader, Refill refill, Identify identify)
+    : reader_(std::move(reader)), refill_(std::move(refill)), identify_(std::move(identify)) {}
+
+void ProcessTracker::seed(format::ProcessInfo info) {
+  Process& p = processes_[info.pid];
+  p.comm = std::move(info.comm);
+  p.mappings = std::move(info.mappings);
+  p.maps_error = std::move(info.maps_error);
+  p.changed_at_ns = p.read_at_ns = info.captured_at_ns;
+}
+
+void ProcessTracker::refill() {
+  if (!refill_)
+    return;
+  if (head_ > 0 && head_ * 2 >= queue_.size()) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  const size_t first = queue_.size();
+  refill_(queue_);
+  // Events of a later drain can predate the last ones of an earlier drain by
+  // a few microseconds (CPUs interleave): keep the queue in time order.
+  std::inplace_merge(queue_.begin() + static_cast<ptrdiff_t>(head_),
+                     queue_.begin() + static_cast<ptrdiff_t>(first), queue_.end(),
+                     [](const TaskEvent& a, const TaskEvent& b) { return a.time_ns < b.time_ns; });
+}
+
+void ProcessTracker::apply_until(uint64_t time_ns) {
+  while (head_ < queue_.size() && queue_[head_].time_ns <= time_ns)
+    apply(queue_[head_++]);
+}
+
+void ProcessTracker::apply(const TaskEvent& e) {
+  switch (e.kind) {
+    case TaskEvent::Kind::kFork: {
+      // A fresh process: whatever had this pid before is gone.
+      Process child;
+      if (auto parent = processes_.find(e.parent); parent != processes_.end()) {
+        child.comm = parent->second.comm;
+        child.mappings = parent->second.mappings;
+      } else {
+        child.maps_error = "forked from a process whose maps were never read";
+      }
+      child.changed_at_ns = e.time_ns;
+      processes_[e.pid] = std::move(child);
+      break;
+    }
+    case TaskEvent::Kind::kExec: {
+      Process& p = processes_[e.pid];
+      p.comm = e.comm;
+      p.mappings.clear();  // a new address space; its mmaps follow
+      p.maps_error.clear();
+      p.changed_at_ns = e.time_ns;
+      p.dirty = true;
+      break;
+    }
+    case TaskEvent::Kind::kMmap: {
+      auto it = processes_.find(e.pid);
+      if (it == processes_.end())
+        break;  // never seen born, never seeded: /proc will tell when sampled
+      insert_mapping(it->second.mappings, e.mapping);
+      it->second.maps_error.clear();
+      it->second.changed_at_ns = e.time_ns;
+      it->second.dirty = true;
+      break;
+    }
+    case TaskEvent::Kind::kExit:
+      if (auto it = processes_.find(e.pid); it != processes_.end())
+        it->second.exited_at_ns = e.time_ns;
+      break;
+    case TaskEvent::Kind::kLost:
+      lost_events_ += e.lost;
+      break;
+  }
+}
+
+void ProcessTracker::advance(uint64_t time_ns) {
+  apply_until(time_ns);
+  std::erase_if(processes_, [&](const auto& entry) {
+    uint64_t exited = entry.second.exited_at_ns;
+    return exited != 0 && exited + kKeepExitedNs < time_ns;
+  });
+}
+
+void ProcessTracker::read_proc(uint32_t pid, Process& p, uint64_t now_ns) {
   format::ProcessInfo info = reader_(pid, now_ns);
-  known.read_at_ns = now_ns;
-  known.recheck = false;
+  p.read_at_ns = now_ns;
+  p.recheck = false;
   // A re-read that finds nothing (the process is exiting, or gone) adds no
-  // information and must not shadow the capture that had its mappings.
-  if (info.mappings.empty() && !known.mappings.empty())
-    return std::nullopt;
+  // information and must not shadow maps that were known.
+  if (info.mappings.empty() && !p.mappings.empty())
+    return;
   std::sort(info.mappings.begin(), info.mappings.end(),
             [](const auto& a, const auto& b) { return a.start < b.start; });
   // Nothing changed (the unresolved address is junk from a broken frame
-  // chain, say): writing the same capture again would only cost space.
-  if (!known.mappings.empty() && info.mappings == known.mappings)
-    return std::nullopt;
-  known.mappings = info.mappings;
-  return info;
+  // chain, say): writing the same maps again would only cost space.
+  if (p.ever_written && info.mappings == p.mappings)
+    return;
+  p.comm = std::move(info.comm);
+  p.mappings = std::move(info.mappings);
+  p.maps_error = std::move(info.maps_error);
+  p.changed_at_ns = now_ns;
+  p.dirty = true;
+}
+
+bool ProcessTracker::maps_all(const Process& p, std::span<const uint64_t> user) const {
+  return std::all_of(user.begin(), user.end(),
+                     [&](uint64_t ip) { return format::find_mapping(p.mappings, ip) != nullptr; });
+}
+
+format::ProcessInfo ProcessTracker::capture(uint32_t pid, Process& p) {
+  if (identify_)
+    for (format::Mapping& m : p.mappings)
+      identify_(pid, m);
+  p.dirty = false;
+  written_ += !p.ever_written;
+  p.ever_written = true;
+  return format::ProcessInfo{pid, p.comm, p.changed_at_ns, p.mappings, p.maps_error};
 }
 
 std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
                                                            std::span<const uint64_t> user,
-                                                           bool new_stack, uint64_t now_ns) {
+                                                           bool new_stack, uint64_t time_ns) {
   if (pid == 0)
     return std::nullopt;  // the idle task has no process to read
-  auto [it, inserted] = known_.try_emplace(pid);
-  Known& known = it->second;
-  if (inserted)
-    return capture(pid, known, now_ns);
-  if (new_stack && !known.recheck)
-    known.recheck = std::any_of(user.begin(), user.end(), [&](uint64_t ip) {
-      return !format::find_mapping(known.mappings, ip);
-    });
+  apply_until(time_ns);
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) {
+    // Born after the last refill, most likely: its fork and exec are in the
+    // side band already.
+    refill();
+    apply_until(time_ns);
+    it = processes_.find(pid);
+    if (it == processes_.end()) {
+      it = processes_.try_emplace(pid).first;
+      read_proc(pid, it->second, time_ns);
+    }
+  }
+  Process& p = it->second;
+  if (!p.dirty && new_stack && !p.recheck && !maps_all(p, user)) {
+    refill();
+    apply_until(time_ns);
+    // Only incomplete knowledge (no side band, dropped events, a process
+    // forked before it was seen) leaves an address unexplained that /proc
+    // could explain; otherwise it is junk from a broken frame chain.
+    p.recheck = !p.dirty && (!refill_ || lost_events_ > 0 || !p.maps_error.empty());
+  }
   // A needed re-read that is rate-limited now happens on a later sample of
   // the process, stack new or not.
-  if (!known.recheck || now_ns < known.read_at_ns + kRereadIntervalNs)
+  if (p.recheck && time_ns >= p.read_at_ns + kRereadIntervalNs)
+    read_proc(pid, p, time_ns);
+  if (!p.dirty)
     return std::nullopt;
-  return capture(pid, known, now_ns);
+  return capture(pid, p);
 }
 
 const format::Mapping* ProcessTracker::find_mapping(uint32_t pid, uint64_t ip) const {
-  auto it = known_.find(pid);
-  return it == known_.end() ? nullptr : format::find_mapping(it->second.mappings, ip);
+  auto it = processes_.find(pid);
+  return it == processes_.end() ? nullptr : format::find_mapping(it->second.mappings, ip);
 }
 
 }  // namespace ebprof::record

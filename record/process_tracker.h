@@ -8,43 +8,90 @@
 #include <vector>
 
 #include "format/recording.h"
+#include "record/task_events.h"
 
 namespace ebprof::record {
 
-// Decides when a process's maps must be (re)captured: the first time it is
-// sampled, and again when a newly seen stack holds a user address outside
-// every mapping captured so far (libraries loaded after the first read,
-// dlopen, exec). Re-reads of one process are at least kRereadIntervalNs
-// apart, so a process full of JIT code or an address that never resolves
-// cannot turn every sample into a /proc read; a re-read that finds no
-// mappings (the process is exiting) is not reported.
+// Knows the executable mappings of every process at the time of each sample,
+// and decides when a process's maps must be written: on its first sample,
+// and on its first sample after they changed.
+//
+// The knowledge comes from the kernel's side-band events (exec, mmap, fork,
+// exit), applied in time order as samples' times pass them, on top of a
+// /proc snapshot seeded at start: this is what names the frames of a
+// process that lived a few milliseconds. Without side-band events (or after
+// the kernel dropped some), /proc is read instead: on first sight, and again
+// when a new stack holds an address outside every known mapping, at least
+// kRereadIntervalNs apart, so that a process full of JIT code or an address
+// that never resolves cannot turn every sample into a /proc read.
 class ProcessTracker {
  public:
+  // Reads a process's comm and maps from /proc, identities included.
   using Reader = std::function<format::ProcessInfo(uint32_t pid, uint64_t now_ns)>;
+  // Appends the side-band events that arrived since the last call.
+  using Refill = std::function<void(std::vector<TaskEvent>& out)>;
+  // Fills a mapping's build-id (when the kernel did not) and debuglink.
+  using Identify = std::function<void(uint32_t pid, format::Mapping& m)>;
+
   static constexpr uint64_t kRereadIntervalNs = 100'000'000;
+  // How long an exited process's maps stay known: samples taken before the
+  // exit can still be in the ring buffer.
+  static constexpr uint64_t kKeepExitedNs = 5'000'000'000;
 
-  explicit ProcessTracker(Reader reader) : reader_(std::move(reader)) {}
+  explicit ProcessTracker(Reader reader, Refill refill = {}, Identify identify = {});
 
-  // Returns what to write to the recording, if anything. Only stacks seen for
-  // the first time (`new_stack`) are checked against the mappings: the
-  // common case, a known stack, costs one hash lookup.
+  // A process's state when recording starts (from /proc).
+  void seed(format::ProcessInfo info);
+
+  // Returns what to write to the recording, if anything. The common case, a
+  // known stack of a process whose maps did not change, costs one hash lookup.
   std::optional<format::ProcessInfo> observe(uint32_t pid, std::span<const uint64_t> user,
-                                             bool new_stack, uint64_t now_ns);
+                                             bool new_stack, uint64_t time_ns);
 
-  size_t process_count() const { return known_.size(); }
-  // The mapping of `pid`'s latest capture that holds `ip`, if any.
+  // Pulls in new side-band events.
+  void refill();
+  // Applies the events up to `time_ns` and forgets processes that exited
+  // long before it.
+  void advance(uint64_t time_ns);
+
+  // Processes whose maps were written.
+  size_t process_count() const { return written_; }
+  // Side-band records the kernel dropped (its ring was full).
+  uint64_t lost_events() const { return lost_events_; }
+  // The mapping of `pid`'s current maps that holds `ip`, if any.
   const format::Mapping* find_mapping(uint32_t pid, uint64_t ip) const;
 
  private:
-  struct Known {
-    std::vector<format::Mapping> mappings;
-    uint64_t read_at_ns = 0;
+  struct Process {
+    std::string comm;
+    std::vector<format::Mapping> mappings;  // ascending, non-overlapping
+    std::string maps_error;
+    uint64_t changed_at_ns = 0;
+    uint64_t exited_at_ns = 0;
+    uint64_t read_at_ns = 0;  // last /proc read
+    bool dirty = true;        // changed since last written
+    bool ever_written = false;
     bool recheck = false;  // a stack had an address outside `mappings`
   };
-  std::optional<format::ProcessInfo> capture(uint32_t pid, Known& known, uint64_t now_ns);
+
+  void apply_until(uint64_t time_ns);
+  void apply(const TaskEvent& e);
+  void read_proc(uint32_t pid, Process& p, uint64_t now_ns);
+  bool maps_all(const Process& p, std::span<const uint64_t> user) const;
+  format::ProcessInfo capture(uint32_t pid, Process& p);
 
   Reader reader_;
-  std::unordered_map<uint32_t, Known> known_;
+  Refill refill_;
+  Identify identify_;
+  std::unordered_map<uint32_t, Process> processes_;
+  std::vector<TaskEvent> queue_;  // by time; queue_[head_] is the next to apply
+  size_t head_ = 0;
+  size_t written_ = 0;
+  uint64_t lost_events_ = 0;
 };
+
+// Puts `m` into `mappings` (ascending, non-overlapping), cutting away what it
+// overlaps, as a new mmap replaces what was mapped there.
+void insert_mapping(std::vector<format::Mapping>& mappings, format::Mapping m);
 
 }  // namespace ebprof::record

@@ -6,9 +6,9 @@
 namespace ebprof::record {
 
 Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
-                   ProcessTracker::Reader read_process, std::optional<SymbolEmbedder> embedder)
+                   ProcessTracker tracker, std::optional<SymbolEmbedder> embedder)
     : writer_(writer),
-      tracker_(std::move(read_process)),
+      tracker_(std::move(tracker)),
       kernel_symbols_(std::move(kernel_symbols)),
       embedder_(std::move(embedder)) {}
 
@@ -56,6 +56,10 @@ std::vector<format::LossCount> Recorder::losses(std::vector<format::LossCount> i
 }
 
 void Recorder::flush(uint64_t now_ns, bool force) {
+  // Samples reach us well within a second of being taken: side-band events
+  // older than that can be applied, and processes gone for long forgotten.
+  if (now_ns > kMaxBatchAgeNs)
+    tracker_.advance(now_ns - kMaxBatchAgeNs);
   if (batch_.samples.empty())
     return;
   if (!force && now_ns < batch_started_ns_ + kMaxBatchAgeNs)

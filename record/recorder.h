@@ -32,9 +32,12 @@ class Recorder {
 
   // `embedder` is empty when symbol tables are not to be embedded.
   Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
-           ProcessTracker::Reader read_process, std::optional<SymbolEmbedder> embedder);
+           ProcessTracker tracker, std::optional<SymbolEmbedder> embedder);
 
   void on_record(std::span<const std::byte> record);
+  // Takes in the side-band events that arrived so far; best called right
+  // before the samples they precede are handed to on_record().
+  void refresh_processes() { tracker_.refill(); }
   // Writes the pending batch if it is full or old enough (or if `force`).
   void flush(uint64_t now_ns, bool force = false);
 
@@ -44,6 +47,7 @@ class Recorder {
   std::vector<format::LossCount> losses(std::vector<format::LossCount> in_kernel) const;
   uint32_t stack_count() const { return interner_.size(); }
   size_t process_count() const { return tracker_.process_count(); }
+  uint64_t lost_task_events() const { return tracker_.lost_events(); }
   size_t embedded_binaries() const { return embedder_ ? embedder_->binaries() : 0; }
 
  private:

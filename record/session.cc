@@ -1,10 +1,13 @@
 #include "record/session.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -17,8 +20,10 @@
 #include "record/host_info.h"
 #include "record/kallsyms.h"
 #include "record/perf_events.h"
+#include "record/privileges.h"
 #include "record/proc_maps.h"
 #include "record/recorder.h"
+#include "record/side_band.h"
 #include "record/status_line.h"
 
 namespace ebprof::record {
@@ -66,6 +71,9 @@ void check_options(const RecordOptions& o) {
                 ": choose a writable path with -o");
   if (o.duration_s < 0)
     throw Error("--duration must not be negative");
+  if (o.mmap_pages && !std::has_single_bit(o.mmap_pages))
+    throw Error("-m " + std::to_string(o.mmap_pages) + " is not a power of two: try " +
+                std::to_string(std::bit_ceil(o.mmap_pages)));
 }
 
 // -p takes process or thread ids, like perf; BPF filters on the process.
@@ -79,6 +87,71 @@ std::vector<uint32_t> resolve_pids(const std::vector<uint32_t>& ids) {
       tgids.push_back(*tgid);
   }
   return tgids;
+}
+
+// -t takes thread ids, each checked to exist now.
+std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {
+  for (uint32_t tid : tids)
+    if (tid == 0 || !read_tgid(tid))
+      throw Error("no thread with id " + std::to_string(tid) + " (-t): check it with ps -eLf");
+  return tids;
+}
+
+// --cgroup takes a directory of the cgroup v2 hierarchy, like perf's -G.
+UniqueFd open_cgroup(const std::string& path) {
+  if (path.empty())
+    return {};
+  std::string dir = path;
+  if (access(dir.c_str(), F_OK) != 0 && !path.starts_with("/"))
+    dir = "/sys/fs/cgroup/" + path;
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(errno_message("cannot open cgroup " + path, errno) +
+                ": give a directory of the cgroup v2 hierarchy (under /sys/fs/cgroup)");
+  return UniqueFd(fd);
+}
+
+Transport choose_transport(const std::string& name) {
+  if (name == "ringbuf")
+    return Transport::kRingBuffer;
+  if (name == "perfbuf")
+    return Transport::kPerfBuffers;
+  return probe_transport();
+}
+
+// The kernel's mapping events, if it will give them; without them a process
+// that exits before its first sample is read shows no names.
+std::optional<SideBand> open_side_band() {
+  try {
+    return std::optional<SideBand>(std::in_place, online_cpus());
+  } catch (const Error& e) {
+    if (e.code() == EPERM || e.code() == EACCES)
+      throw missing_privileges("opening mapping events");
+    std::fprintf(stderr,
+                 "ebprof-record: warning: no mapping events (%s): processes that exit quickly "
+                 "may show unnamed frames\n",
+                 e.what());
+    return std::nullopt;
+  }
+}
+
+// The processes that can be sampled and already exist: all of them when
+// system-wide, none when only a command about to start is.
+std::vector<uint32_t> existing_targets(bool system_wide, const std::vector<uint32_t>& pids,
+                                       const std::vector<uint32_t>& tids) {
+  std::vector<uint32_t> out = pids;
+  for (uint32_t tid : tids)
+    if (std::optional<uint32_t> tgid = read_tgid(tid))
+      out.push_back(*tgid);
+  if (system_wide)
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      uint32_t pid = 0;
+      const std::string name = entry.path().filename().string();
+      auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+      if (ec == std::errc() && end == name.data() + name.size())
+        out.push_back(pid);
+    }
+  return out;
 }
 
 // Like perf: an existing recording is kept as FILE.old rather than lost.
@@ -105,18 +178,43 @@ KernelSymbolIndex kernel_symbols() {
 void run_session(const RecordOptions& o) {
   check_options(o);
   const std::vector<uint32_t> pids = resolve_pids(o.pids);
+  const std::vector<uint32_t> tids = check_tids(o.tids);
+  const UniqueFd cgroup = open_cgroup(o.cgroup);
   const bool has_command = !o.command.empty();
   const bool filter = !pids.empty() || (has_command && !o.all_cpus);
   const std::vector<int> cpus = select_cpus(o.cpu_list);
-
-  std::unique_ptr<Recorder> recorder;
   const EventSpec event = find_event(o.event);
   const SamplingRate rate = o.period ? SamplingRate{0, o.period} : SamplingRate{o.frequency, 0};
-  SamplerConfig config{event, rate, cpus, filter, ring_bytes_for(rate, cpus.size())};
-  // Records only arrive inside poll(), after `recorder` is set.
+
+  // Mapping events start before /proc is read, so that no change can fall
+  // between the two; and both before sampling, so that every sample finds
+  // its process known.
+  std::optional<SideBand> side_band = open_side_band();
+  ElfIdentities identities;
+  ProcessTracker tracker(
+      [&](uint32_t pid, uint64_t now) { return read_process(pid, now, identities); },
+      side_band ? ProcessTracker::Refill([&](auto& out) { side_band->drain(out); })
+                : ProcessTracker::Refill(),
+      [&](uint32_t pid, format::Mapping& m) { identities.complete(pid, m); });
+  const uint64_t seeded_at = monotonic_ns();
+  for (uint32_t pid : existing_targets(!filter && tids.empty(), pids, tids))
+    tracker.seed(read_process(pid, seeded_at, identities));
+
+  std::unique_ptr<Recorder> recorder;
+  SamplerConfig config{event,
+                       rate,
+                       cpus,
+                       filter,
+                       !tids.empty(),
+                       cgroup.get(),
+                       choose_transport(o.transport),
+                       o.mmap_pages ? o.mmap_pages : pages_per_cpu_for(rate)};
+  // Records only arrive inside consume(), after `recorder` is set.
   BpfSampler sampler(config, [&](std::span<const std::byte> r) { recorder->on_record(r); });
   for (uint32_t pid : pids)
     sampler.add_pid(pid);
+  for (uint32_t tid : tids)
+    sampler.add_tid(tid);
 
   keep_previous(o.output);
   auto writer = format::RecordingWriter::create(o.output, o.writer);
@@ -126,13 +224,10 @@ void run_session(const RecordOptions& o) {
   info.sample_frequency = rate.frequency;
   info.sample_period = rate.period;
   info.cpu_count = static_cast<uint32_t>(cpus.size());
-  info.transport = "ringbuf";
+  info.transport = transport_name(config.transport);
   writer.write(info);
   recorder = std::make_unique<Recorder>(
-      writer, kernel_symbols(),
-      [identities = ElfIdentities()](uint32_t pid, uint64_t now) mutable {
-        return read_process(pid, now, identities);
-      },
+      writer, kernel_symbols(), std::move(tracker),
       o.embed_symbols ? std::optional<SymbolEmbedder>(SymbolEmbedder()) : std::nullopt);
 
   set_stop_handlers(on_stop_signal);
@@ -148,7 +243,10 @@ void run_session(const RecordOptions& o) {
       o.duration_s > 0 ? start_ns + static_cast<uint64_t>(o.duration_s * 1e9) : UINT64_MAX;
   StatusLine status(o.quiet, start_ns);
   while (!g_stop_signal) {
-    sampler.poll(100);
+    sampler.wait(100);
+    // Mapping events first: they precede the samples that need them.
+    recorder->refresh_processes();
+    sampler.consume();
     uint64_t now = monotonic_ns();
     recorder->flush(now);
     if (status.due(now))
@@ -163,7 +261,8 @@ void run_session(const RecordOptions& o) {
   }
   status.clear();
   set_stop_handlers(SIG_DFL);
-  sampler.poll(0);  // what the kernel committed before we stopped
+  recorder->refresh_processes();
+  sampler.consume();  // what the kernel committed before we stopped
   recorder->flush(0, true);
   std::vector<format::LossCount> losses = recorder->losses(sampler.losses());
   writer.write(format::RecordingEnd{monotonic_ns(), losses});

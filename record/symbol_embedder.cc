@@ -12,7 +12,7 @@ SymbolEmbedder::Binary& SymbolEmbedder::binary(uint32_t pid, const format::Mappi
   if (!inserted)
     return b;
   b.path = m.path;
-  for (const std::string& path : mapped_file_paths(pid, m)) {
+  for (const std::string& path : build_id_checked_paths(pid, m)) {
     try {
       ElfSymbolTable table = ElfSymbolTable::load(path);
       // The path may name a newer file than the one mapped: only the build

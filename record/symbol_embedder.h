@@ -16,9 +16,9 @@ namespace ebprof::record {
 // Picks the ELF symbols a recording embeds: for each new stack, the function
 // symbols its user frames fall in (caller frames looked up at address - 1,
 // as the report does), each once per build-id. A binary's table is read once,
-// while the process that maps it is alive, from the very file mapped. Files
-// without a build-id are not embedded: nothing could tell a reader which
-// binary the symbols belong to.
+// from the very file mapped while the process is alive, else from its path
+// if the build-id there is the same. Files without a build-id are not
+// embedded: nothing could tell a reader which binary the symbols belong to.
 class SymbolEmbedder {
  public:
   void take_new(uint32_t pid, std::span<const uint64_t> user, const ProcessTracker& tracker);

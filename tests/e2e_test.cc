@@ -24,6 +24,9 @@ namespace fs = std::filesystem;
 const std::string kRecord = EBPROF_RECORD_BIN;
 const std::string kReport = EBPROF_REPORT_BIN;
 const std::string kHotcold = EBPROF_HOTCOLD_BIN;
+const std::string kShortlived = EBPROF_SHORTLIVED_BIN;
+const std::string kTwoThreads = EBPROF_TWO_THREADS_BIN;
+const std::string kDlopenHost = EBPROF_DLOPEN_HOST_BIN;
 const std::string kLeafChain = "demo::hot_leaf(unsigned long)";
 
 #define REQUIRE_BPF()                                    \
@@ -96,6 +99,30 @@ Shares hotcold_shares(const std::string& folded) {
       s.via_b += n;
   }
   return s;
+}
+
+// One row of the top table: samples, command, shared object, symbol.
+struct TopRow {
+  uint64_t samples = 0;
+  std::string comm, dso, symbol;
+};
+
+std::vector<TopRow> top_rows(const std::string& data) {
+  Outcome top = run(kReport + " -n 0 -i " + data);
+  EXPECT_EQ(top.status, 0) << top.err;
+  std::vector<TopRow> rows;
+  std::istringstream in(top.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream fields(line);
+    std::string pct, kind;
+    TopRow row;
+    fields >> pct >> row.samples >> row.comm >> row.dso >> kind;
+    std::getline(fields >> std::ws, row.symbol);
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 // hotcold spends 70% of its time in hot_leaf under caller_a, 30% under
@@ -303,6 +330,137 @@ TEST(EndToEnd, CpuListLimitsSamplingToThoseCpus) {
 
 // -e and -c like perf: a software event every N events; a hardware event
 // works where a PMU exists and is one clear line where it does not.
+// 200 children that each live ~20 ms, gone long before /proc could be read:
+// the kernel's mapping events still name their frames.
+TEST(EndToEnd, ShortLivedChildrenAreSymbolized) {
+  REQUIRE_BPF();
+  std::string data = temp_file("shortlived.data");
+  Outcome rec = run(kRecord + " -F 999 -o " + data + " -- " + kShortlived + " 200");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  // User-space samples of the children (and their parent): named ones in
+  // the binary, mostly burn_briefly, some start-up and fork code; unnamed
+  // ones anywhere.
+  uint64_t burn = 0, named = 0, unnamed = 0;
+  for (const TopRow& row : top_rows(data)) {
+    if (row.comm != "shortlived")
+      continue;
+    if (row.symbol.starts_with("[unknown]")) {
+      unnamed += row.samples;
+    } else if (row.dso == "shortlived") {
+      named += row.samples;
+      burn += row.symbol == "burn_briefly(unsigned long)" ? row.samples : 0;
+    }
+  }
+  // 200 x ~20 ms at 999 Hz is ~4000 samples; a loaded machine gives fewer.
+  EXPECT_GT(burn, 1000u);
+  EXPECT_GE(burn, 0.8 * named) << burn << " of " << named;
+  EXPECT_LE(unnamed, 0.05 * (named + unnamed)) << unnamed << " of " << named + unnamed;
+}
+
+// A library unloaded and another loaded at the very same addresses: each
+// one's samples carry its own names.
+TEST(EndToEnd, DlopenedLibrariesResolveEvenAtReusedAddresses) {
+  REQUIRE_BPF();
+  std::string data = temp_file("dlopen.data");
+  Outcome rec = run(kRecord + " -F 999 -o " + data + " -- " + kDlopenHost + " 1 " +
+                    EBPROF_PLUGIN_A + " " + EBPROF_PLUGIN_B);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  uint64_t a = 0, b = 0, total = 0;
+  for (const TopRow& row : top_rows(data)) {
+    total += row.samples;
+    a += row.symbol == "plugin_a_spin" && row.dso == "libebprof_plugin_a.so" ? row.samples : 0;
+    b += row.symbol == "plugin_b_spin" && row.dso == "libebprof_plugin_b.so" ? row.samples : 0;
+  }
+  ASSERT_GT(total, 500u);
+  EXPECT_NEAR(100.0 * a / total, 50, 10) << a << " " << b << " of " << total;
+  EXPECT_NEAR(100.0 * b / total, 50, 10) << a << " " << b << " of " << total;
+}
+
+// -t samples one thread of a process and not its sibling.
+TEST(EndToEnd, TidPicksOneThread) {
+  REQUIRE_BPF();
+  std::string tids = temp_file("tids.out");
+  pid_t pid = spawn({"/bin/sh", "-c", kTwoThreads + " 3 >" + tids});
+  ASSERT_GT(pid, 0);
+  std::string first_line;
+  for (int i = 0; i < 100 && first_line.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::istringstream(slurp(tids)) >> first_line;
+  }
+  ASSERT_FALSE(first_line.empty());
+  std::string data = temp_file("tid.data");
+  Outcome rec = run(kRecord + " -F 499 -t " + first_line + " --duration 1.5 -o " + data);
+  wait_exit(pid);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  uint64_t a = 0, other = 0;
+  for (const TopRow& row : top_rows(data))
+    (row.symbol.find("thread_a_work") != std::string::npos ? a : other) += row.samples;
+  EXPECT_GT(a, 100u);
+  EXPECT_LE(other, a / 50) << "samples outside thread A's function";
+}
+
+// Both transports carry the same profile; the file says which one ran.
+TEST(EndToEnd, PerfBufferTransportRecordsTheSameProfile) {
+  REQUIRE_BPF();
+  std::string data = temp_file("perfbuf.data");
+  Outcome rec = run(kRecord + " --transport perfbuf -F 499 -o " + data + " -- " + kHotcold + " 2");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  expect_hotcold_profile(data);
+  Outcome info = run(kReport + " info " + data);
+  EXPECT_NE(info.out.find("transport perfbuf"), std::string::npos) << info.out;
+}
+
+// --cgroup: only tasks in the cgroup (v2) are sampled, system-wide.
+TEST(EndToEnd, CgroupLimitsSamplingToItsTasks) {
+  REQUIRE_BPF();
+  std::string root;
+  std::istringstream mounts(slurp("/proc/mounts"));
+  for (std::string dev, dir, type, rest;
+       mounts >> dev >> dir >> type && std::getline(mounts, rest);)
+    if (type == "cgroup2")
+      root = dir;
+  if (root.empty())
+    GTEST_SKIP() << "no cgroup v2 hierarchy is mounted";
+  fs::path cg = fs::path(root) / ("ebprof-test-" + std::to_string(getpid()));
+  fs::create_directory(cg);
+  pid_t inside =
+      spawn({"/bin/sh", "-c",
+             "echo $$ > " + (cg / "cgroup.procs").string() + " && exec " + kHotcold + " 2.5"});
+  pid_t outside = spawn({"/bin/sh", "-c", "exec " + kTwoThreads + " 2.5 >/dev/null"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::string data = temp_file("cgroup.data");
+  Outcome rec = run(kRecord + " -a -F 499 -G " + cg.string() + " --duration 1.5 -o " + data);
+  wait_exit(inside);
+  wait_exit(outside);
+  fs::remove(cg);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  uint64_t hotcold = 0, other = 0;
+  for (const TopRow& row : top_rows(data))
+    (row.comm == "hotcold" ? hotcold : other) += row.samples;
+  EXPECT_GT(hotcold, 200u);
+  EXPECT_EQ(other, 0u);
+}
+
+// SIGKILL leaves no chance to finish the file: it still reads up to the
+// last flush, at most a second before the kill.
+TEST(EndToEnd, ASigkilledRecordingIsReadable) {
+  REQUIRE_BPF();
+  pid_t load = spawn({kHotcold, "5"});
+  std::string data = temp_file("sigkill.data");
+  pid_t rec = spawn({kRecord, "-q", "-F", "499", "-p", std::to_string(load), "-o", data});
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  kill(rec, SIGKILL);
+  wait_exit(rec);
+  kill(load, SIGTERM);
+  wait_exit(load);
+  Outcome top = run(kReport + " -i " + data);
+  ASSERT_EQ(top.status, 0) << top.err;
+  EXPECT_NE(top.out.find("recording has no end frame"), std::string::npos) << top.out;
+  Shares s = hotcold_shares(run(kReport + " -i " + data + " --format folded").out);
+  EXPECT_GT(s.total, 300u);  // at least the first of ~2.5 s at 499 Hz
+  EXPECT_NEAR(s.pct_a(), 70, 10);
+}
+
 TEST(EndToEnd, SamplesOtherEventsAndSaysWhenOneIsMissing) {
   REQUIRE_BPF();
   std::string data = temp_file("faults.data");

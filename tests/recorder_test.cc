@@ -210,10 +210,9 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   writer.write(format::RecordingInfo{});
   KernelSymbolIndex kernel({{0xfff00, "irq_handler", "", 0x200}, {0x500000, "unused", "", 0x10}});
   Recorder recorder(
-      writer, std::move(kernel),
-      [](uint32_t pid, uint64_t now) {
+      writer, std::move(kernel), ProcessTracker([](uint32_t pid, uint64_t now) {
         return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
-      },
+      }),
       std::nullopt);
   auto a = raw_record(10, 10, "a", {0xffff1}, {0x1100});
   auto b = raw_record(11, 12, "b", {}, {0x1200});

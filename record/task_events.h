@@ -1,0 +1,40 @@
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "format/recording.h"
+
+namespace ebprof::record {
+
+// What the kernel reports about processes through perf's side-band records
+// (PERF_RECORD_MMAP2, COMM with exec, FORK, EXIT, LOST): enough to know the
+// maps of every process at any instant, including ones that live a few
+// milliseconds and are gone before /proc could be read.
+struct TaskEvent {
+  enum class Kind { kMmap, kExec, kFork, kExit, kLost };
+  Kind kind = Kind::kMmap;
+  uint64_t time_ns = 0;     // CLOCK_MONOTONIC, the clock samples use
+  uint32_t pid = 0;         // the process mapping, exec'ing, forked or exiting
+  uint32_t parent = 0;      // kFork: the process it was forked from
+  format::Mapping mapping;  // kMmap; build_id set when the kernel supplied it
+  std::string comm;         // kExec: the new program's comm
+  uint64_t lost = 0;        // kLost: records the kernel dropped
+};
+
+// The attributes of the per-CPU dummy event that carries these records:
+// executable mmaps, comm on exec, fork and exit, each stamped with
+// CLOCK_MONOTONIC time (sample_id_all), with build-ids in MMAP2 records when
+// `with_build_id` (Linux 5.12+).
+perf_event_attr task_event_attr(bool with_build_id);
+
+// Decodes one record read from a ring opened with task_event_attr(). Thread
+// creation and exit, non-exec comm changes and records of other types give
+// nullopt, as do malformed ones: none of them changes a process's maps.
+std::optional<TaskEvent> decode_task_event(std::span<const std::byte> record);
+
+}  // namespace ebprof::record
