@@ -15,6 +15,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool filter_tgid = false;
 const volatile bool filter_tid = false;
 const volatile bool filter_cgroup = false;
+/* Probes and tracepoints fire on every CPU: -C is applied here. */
+const volatile bool filter_cpu = false;
 /* Send samples through the per-CPU perf buffers rather than the ring buffer
  * (kernels before 5.8, or forced with --transport perfbuf). */
 const volatile bool use_perfbuf = false;
@@ -60,6 +62,14 @@ struct {
 	__type(value, __u32);
 } target_cgroup SEC(".maps");
 
+/* CPUs to sample on when filter_cpu is set: nonzero for each one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized by the recorder to the possible CPUs */
+	__type(key, __u32);
+	__type(value, __u8);
+} target_cpus SEC(".maps");
+
 /* A sample is 2 KiB at most: too big for the 512-byte BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -83,8 +93,9 @@ static __always_inline void count_loss(__u32 cause)
 		*n += 1; /* per-CPU slot: no atomic needed */
 }
 
-SEC("perf_event")
-int sample_stack(struct bpf_perf_event_data *ctx)
+/* Takes the stacks of the current task into one record. Shared by the
+ * programs below, which differ only in what their context is. */
+static __always_inline int take_stack(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -101,6 +112,13 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
 		return 0;
+	if (filter_cpu) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		__u8 *on = bpf_map_lookup_elem(&target_cpus, &cpu);
+
+		if (!on || !*on)
+			return 0;
+	}
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
@@ -147,6 +165,27 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&events, s, size, flags))
 		count_loss(EBPROF_LOSS_RINGBUF_FULL);
 	return 0;
+}
+
+/* A sampling perf event (-e cpu-clock, cycles, ...). */
+SEC("perf_event")
+int sample_stack(struct bpf_perf_event_data *ctx)
+{
+	return take_stack(ctx);
+}
+
+/* Every hit of a tracepoint (-e tracepoint:CATEGORY:NAME). */
+SEC("tracepoint")
+int tracepoint_stack(void *ctx)
+{
+	return take_stack(ctx);
+}
+
+/* Every call of a probed function (-e kprobe:SYMBOL, uprobe:PATH:SYMBOL). */
+SEC("kprobe")
+int probe_stack(struct pt_regs *ctx)
+{
+	return take_stack(ctx);
 }
 
 /* Like perf's inherited events: a target's children are targets too. Raw

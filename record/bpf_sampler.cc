@@ -116,6 +116,18 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
   skel_->rodata->filter_tgid = config.filter_pids;
   skel_->rodata->filter_tid = config.filter_tids;
   skel_->rodata->filter_cgroup = config.cgroup_fd >= 0;
+  const bool perf_event = config.event.kind == EventSpec::Kind::kPerf;
+  // A perf event is opened on the chosen CPUs only; probes fire everywhere.
+  skel_->rodata->filter_cpu = !perf_event && config.cpus != online_cpus();
+  if (int err = bpf_map__set_max_entries(skel_->maps.target_cpus, libbpf_num_possible_cpus()))
+    throw_bpf("sizing the CPU filter", -err);
+  // Only the program the event needs is loaded.
+  bpf_program__set_autoload(skel_->progs.sample_stack, perf_event);
+  bpf_program__set_autoload(skel_->progs.tracepoint_stack,
+                            config.event.kind == EventSpec::Kind::kTracepoint);
+  bpf_program__set_autoload(skel_->progs.probe_stack,
+                            config.event.kind == EventSpec::Kind::kUprobe ||
+                                config.event.kind == EventSpec::Kind::kKprobe);
   skel_->rodata->use_perfbuf = !ring;
   skel_->rodata->wakeup_bytes = ring_bytes / 4;
   if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes))
@@ -132,14 +144,13 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
                              sizeof(config.cgroup_fd), BPF_ANY))
       throw_errno("setting the cgroup filter (a cgroup v2 directory is needed)", errno);
   }
-
-  for (PerfEvent& event : open_sampling_events(config.event, config.rate, config.cpus)) {
-    bpf_link* link = bpf_program__attach_perf_event(skel_->progs.sample_stack, event.fd.get());
-    if (!link)
-      throw_bpf("attaching to the perf event of CPU " + std::to_string(event.cpu), errno);
-    event.fd.release();  // the link owns the perf event fd now
-    links_.emplace_back(link);
+  for (int cpu : config.cpus) {
+    uint32_t key = static_cast<uint32_t>(cpu);
+    uint8_t on = 1;
+    if (bpf_map__update_elem(skel_->maps.target_cpus, &key, sizeof(key), &on, sizeof(on), 0))
+      throw_errno("setting the CPU filter", errno);
   }
+  attach_event(config);
 
   if (config.filter_pids) {
     for (bpf_program* prog : {skel_->progs.follow_fork, skel_->progs.forget_exited}) {
@@ -167,6 +178,44 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
 }
 
 BpfSampler::~BpfSampler() = default;
+
+void BpfSampler::attach_event(const SamplerConfig& config) {
+  const EventSpec& e = config.event;
+  bpf_link* link = nullptr;
+  switch (e.kind) {
+    case EventSpec::Kind::kPerf:
+      for (PerfEvent& event : open_sampling_events(e, config.rate, config.cpus)) {
+        link = bpf_program__attach_perf_event(skel_->progs.sample_stack, event.fd.get());
+        if (!link)
+          throw_bpf("attaching to the perf event of CPU " + std::to_string(event.cpu), errno);
+        event.fd.release();  // the link owns the perf event fd now
+        links_.emplace_back(link);
+      }
+      return;
+    case EventSpec::Kind::kTracepoint:
+      link = bpf_program__attach_tracepoint(skel_->progs.tracepoint_stack, e.group.c_str(),
+                                            e.target.c_str());
+      break;
+    case EventSpec::Kind::kUprobe: {
+      LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = e.target.c_str());
+      link =
+          bpf_program__attach_uprobe_opts(skel_->progs.probe_stack, -1, e.group.c_str(), 0, &opts);
+      if (!link && errno == ENOENT)
+        throw Error("-e " + e.name + ": " + e.group + " has no function " + e.target +
+                    " (give the name as nm shows it: mangled for C++)");
+      break;
+    }
+    case EventSpec::Kind::kKprobe:
+      link = bpf_program__attach_kprobe(skel_->progs.probe_stack, false, e.target.c_str());
+      if (!link && errno == ENOENT)
+        throw Error("-e " + e.name + ": the kernel has no probeable function " + e.target +
+                    " (see /sys/kernel/tracing/available_filter_functions)");
+      break;
+  }
+  if (!link)
+    throw_bpf("attaching to -e " + e.name, errno);
+  links_.emplace_back(link);
+}
 
 int BpfSampler::on_record(void* ctx, void* data, size_t size) {
   auto* self = static_cast<BpfSampler*>(ctx);

@@ -83,6 +83,7 @@ class BpfSampler {
     void operator()(ring_buffer* ring) const;
   };
   static int on_record(void* ctx, void* data, size_t size);
+  void attach_event(const SamplerConfig& config);
 
   Handler handler_;
   // An exception thrown by the handler, held while libbpf (C) unwinds.

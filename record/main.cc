@@ -61,8 +61,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->excludes(freq);
   app.add_option("-e,--event", o.event,
-                 "Event to sample: cpu-clock, task-clock, page-faults, context-switches, ... or "
-                 "a hardware event (cycles, instructions, ...) where a PMU exists")
+                 "Event to sample: cpu-clock, task-clock, page-faults, context-switches, ..., a "
+                 "hardware event (cycles, instructions, ...) where a PMU exists; or a stack on "
+                 "every hit of tracepoint:CATEGORY:NAME, uprobe:PATH:SYMBOL or kprobe:SYMBOL")
       ->capture_default_str();
   app.add_flag("-a,--all-cpus", o.all_cpus,
                "Sample every process on all CPUs, also while running a command");

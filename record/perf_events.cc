@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "record/probe_events.h"
 #include "record/proc_file.h"
 
 namespace ebprof::record {
@@ -121,11 +122,9 @@ std::string software_event_names() {
 EventSpec find_event(const std::string& name) {
   for (const auto& e : kEvents)
     if (name == e.name)
-      return EventSpec{name, e.type, e.config};
-  for (const char* prefix : {"tracepoint:", "uprobe:", "kprobe:"})
-    if (name.starts_with(prefix))
-      throw Error("-e " + name + ": " + std::string(prefix, std::strlen(prefix) - 1) +
-                  " events are not supported by this version of ebprof-record yet");
+      return EventSpec{EventSpec::Kind::kPerf, name, e.type, e.config};
+  if (name.find(':') != std::string::npos)
+    return find_probe_event(name);
   std::string all;
   for (const auto& e : kEvents)
     all += (all.empty() ? "" : ", ") + std::string(e.name);

@@ -19,15 +19,27 @@ std::vector<int> online_cpus();
 // when `list` is empty. Throws Error naming a CPU that is not online.
 std::vector<int> select_cpus(const std::string& list);
 
-// A perf event to sample on, by the name `perf list` gives it.
+// What to take a stack on, by the name `perf list` gives it.
 struct EventSpec {
-  std::string name;
-  uint32_t type = 0;  // PERF_TYPE_SOFTWARE or PERF_TYPE_HARDWARE
+  enum class Kind {
+    kPerf,        // a software or hardware perf event, sampled at a rate
+    kTracepoint,  // every hit of tracepoint `group`:`target`
+    kUprobe,      // every call of function `target` in the ELF file `group`
+    kKprobe,      // every call of kernel function `target`
+  };
+  Kind kind = Kind::kPerf;
+  std::string name;   // as given to -e
+  uint32_t type = 0;  // kPerf: PERF_TYPE_SOFTWARE or PERF_TYPE_HARDWARE
   uint64_t config = 0;
+  std::string group;   // tracepoint category, or uprobe binary (absolute path)
+  std::string target;  // tracepoint name, or probed function
 };
 
-// The event called `name` (perf's names and aliases: cpu-clock, page-faults
-// or faults, cycles, ...). Throws Error naming the known events.
+// The event called `name`: perf's names and aliases (cpu-clock, page-faults
+// or faults, cycles, ...), tracepoint:CATEGORY:NAME (or CATEGORY:NAME, as
+// perf takes it), uprobe:PATH:SYMBOL, kprobe:SYMBOL. Probes and tracepoints
+// are checked against this kernel and machine. Throws Error naming what is
+// available instead.
 EventSpec find_event(const std::string& name);
 
 // How often to sample: exactly one of the two is set (-F or -c).

@@ -184,7 +184,10 @@ void run_session(const RecordOptions& o) {
   const bool filter = !pids.empty() || (has_command && !o.all_cpus);
   const std::vector<int> cpus = select_cpus(o.cpu_list);
   const EventSpec event = find_event(o.event);
-  const SamplingRate rate = o.period ? SamplingRate{0, o.period} : SamplingRate{o.frequency, 0};
+  // A probe or tracepoint gives a stack on every hit.
+  const SamplingRate rate = event.kind != EventSpec::Kind::kPerf ? SamplingRate{0, 1}
+                            : o.period                           ? SamplingRate{0, o.period}
+                                                                 : SamplingRate{o.frequency, 0};
 
   // Mapping events start before /proc is read, so that no change can fall
   // between the two; and both before sampling, so that every sample finds

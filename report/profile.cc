@@ -118,6 +118,8 @@ const format::Mapping* find_mapping(std::span<const format::ProcessInfo> capture
 }
 
 std::string describe_rate(const format::RecordingInfo& info) {
+  if (info.sample_period == 1)
+    return "on every event";
   return info.sample_period ? "every " + std::to_string(info.sample_period) + " events"
                             : "at " + std::to_string(info.sample_frequency) + " Hz";
 }

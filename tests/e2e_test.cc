@@ -399,6 +399,65 @@ TEST(EndToEnd, TidPicksOneThread) {
   EXPECT_LE(other, a / 50) << "samples outside thread A's function";
 }
 
+// A uprobe takes a stack on every call: hotcold --rounds 1000 calls hot_leaf
+// exactly 1000 times from each caller.
+TEST(EndToEnd, UprobeTakesAStackOnEveryCall) {
+  REQUIRE_BPF();
+  std::string lib = (fs::path(kHotcold).parent_path() / "libebprof_demo.so").string();
+  std::string data = temp_file("uprobe.data");
+  Outcome rec = run(kRecord + " -e uprobe:" + lib + ":_ZN4demo8hot_leafEm -o " + data + " -- " +
+                    kHotcold + " --rounds 1000");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  Shares s = hotcold_shares(run(kReport + " -i " + data + " --format folded").out);
+  EXPECT_EQ(s.via_a, 1000u);
+  EXPECT_EQ(s.via_b, 1000u);
+  EXPECT_EQ(s.total, 2000u);
+  Outcome info = run(kReport + " info " + data);
+  EXPECT_NE(info.out.find("uprobe:" + lib + ":_ZN4demo8hot_leafEm on every event"),
+            std::string::npos)
+      << info.out;
+
+  Outcome missing = run(kRecord + " -e uprobe:" + lib + ":no_such_function -o " +
+                        temp_file("uprobe-bad.data") + " -- true");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("has no function no_such_function"), std::string::npos) << missing.err;
+  EXPECT_EQ(lines(missing.err), 1) << missing.err;
+}
+
+// A tracepoint, too: each of 20 children execs once.
+TEST(EndToEnd, TracepointTakesAStackOnEveryHit) {
+  REQUIRE_BPF();
+  std::string data = temp_file("tracepoint.data");
+  Outcome rec = run(kRecord + " -e tracepoint:sched:sched_process_exec -o " + data + " -- " +
+                    kShortlived + " 20");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  uint64_t execs = 0;
+  for (const TopRow& row : top_rows(data))
+    execs += row.comm == "shortlived" ? row.samples : 0;
+  EXPECT_EQ(execs, 20u);
+
+  Outcome bad = run(kRecord + " -e sched:no_such_tracepoint -o " + temp_file("tp-bad.data"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("no tracepoint sched:no_such_tracepoint"), std::string::npos) << bad.err;
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+}
+
+// kprobes work where the kernel has them, and say so in one line where not.
+TEST(EndToEnd, KprobeRecordsOrSaysTheKernelHasNone) {
+  REQUIRE_BPF();
+  std::string data = temp_file("kprobe.data");
+  Outcome rec = run(kRecord + " -e kprobe:do_sys_openat2 -o " + data + " -- cat /etc/hostname");
+  if (rec.status == 0) {
+    Outcome top = run(kReport + " -i " + data);
+    EXPECT_NE(top.out.find("do_sys_openat2"), std::string::npos) << top.out;
+    return;
+  }
+  EXPECT_EQ(rec.status, 1);
+  EXPECT_NE(rec.err.find("this kernel has no kprobes"), std::string::npos) << rec.err;
+  EXPECT_NE(rec.err.find("tracepoint"), std::string::npos) << rec.err;  // what to use instead
+  EXPECT_EQ(lines(rec.err), 1) << rec.err;
+}
+
 // Both transports carry the same profile; the file says which one ran.
 TEST(EndToEnd, PerfBufferTransportRecordsTheSameProfile) {
   REQUIRE_BPF();
