@@ -11,6 +11,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define ENOSPC 28 /* vmlinux.h has no errno values */
+
 /* Set by the recorder before load. */
 const volatile bool filter_tgid = false;
 const volatile bool filter_tid = false;
@@ -149,6 +151,8 @@ static __always_inline int take_stack(void *ctx)
 			count_loss(EBPROF_LOSS_USER_STACK);
 	}
 	nu &= 0x7f;
+	if (nk == EBPROF_MAX_FRAMES || nu == EBPROF_MAX_FRAMES)
+		count_loss(EBPROF_LOSS_TRUNCATED);
 
 	s->kernel_frames = nk;
 	s->user_frames = nu;
@@ -156,8 +160,10 @@ static __always_inline int take_stack(void *ctx)
 
 	if (use_perfbuf) {
 		/* Wakeups are the perf event's watermark. */
-		if (bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, s, size))
-			count_loss(EBPROF_LOSS_RINGBUF_FULL);
+		long err = bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, s, size);
+
+		if (err)
+			count_loss(err == -ENOSPC ? EBPROF_LOSS_RINGBUF_FULL : EBPROF_LOSS_OUTPUT);
 		return 0;
 	}
 	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)

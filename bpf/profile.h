@@ -14,7 +14,9 @@ enum ebprof_loss_cause {
 	EBPROF_LOSS_RINGBUF_FULL = 0, /* no room in the ring or perf buffer: sample dropped */
 	EBPROF_LOSS_KERNEL_STACK = 1, /* bpf_get_stack failed for the kernel stack */
 	EBPROF_LOSS_USER_STACK = 2,   /* bpf_get_stack failed for the user stack */
-	EBPROF_LOSS_CAUSES = 3,
+	EBPROF_LOSS_TRUNCATED = 3,    /* a half of the stack filled all EBPROF_MAX_FRAMES */
+	EBPROF_LOSS_OUTPUT = 4,	      /* the perf buffer refused the record for another reason */
+	EBPROF_LOSS_CAUSES = 5,
 };
 
 /* One sample as sent through the ring buffer. Only the header and the

@@ -97,5 +97,19 @@ struct LoadSegment {
 struct RecordingEnd {
   endMonotonicNs @0 :UInt64;
   lossCauses @1 :List(Text);    # parallel to lossCounts
-  lossCounts @2 :List(UInt64);
+  lossCounts @2 :List(UInt64);  # totals over the recording, all CPUs
+  lossSampleKept @3 :List(Bool); # parallel; true: the samples were written with part of
+                                 # their stack missing; false (or absent, 1.0): dropped
+  taskEventsLost @4 :UInt64;    # mapping events the kernel dropped: some maps may be incomplete
+}
+
+# Frame kind 7 (format 1.1): losses counted since the previous Losses frame
+# (or the start), per CPU and cause, written at most once a second and only
+# when something was lost. One entry per (cpu, cause) in each list.
+struct Losses {
+  timeNs @0 :UInt64;            # CLOCK_MONOTONIC when counted
+  cpus @1 :List(UInt16);        # 65535: not tied to a CPU (found by the recorder)
+  causes @2 :List(Text);
+  counts @3 :List(UInt64);
+  sampleKept @4 :List(Bool);    # as RecordingEnd.lossSampleKept
 }

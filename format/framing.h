@@ -14,7 +14,7 @@ namespace ebprof::format {
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;  // readers reject a newer major
-inline constexpr uint16_t kVersionMinor = 0;  // newer minors only append kinds/fields
+inline constexpr uint16_t kVersionMinor = 1;  // newer minors only append kinds/fields
 inline constexpr size_t kFileHeaderSize = 16;
 inline constexpr size_t kFrameHeaderSize = 16;
 // No frame is ever this large; a bigger length is corruption, not data.
@@ -27,6 +27,7 @@ enum class FrameKind : uint16_t {
   kSampleBatch = 4,
   kRecordingEnd = 5,
   kElfSymbols = 6,
+  kLosses = 7,  // since 1.1
 };
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame

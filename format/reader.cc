@@ -188,13 +188,29 @@ EmbeddedSymbols decode(schema::ElfSymbols::Reader r) {
 RecordingEnd decode(schema::RecordingEnd::Reader r) {
   RecordingEnd end;
   end.end_monotonic_ns = r.getEndMonotonicNs();
+  end.task_events_lost = r.getTaskEventsLost();
   auto causes = r.getLossCauses();
   auto counts = r.getLossCounts();
-  if (causes.size() != counts.size())
+  auto kept = r.getLossSampleKept();  // empty in 1.0 files: every loss was a drop
+  if (causes.size() != counts.size() || (kept.size() != 0 && kept.size() != causes.size()))
     throw FrameDamage{"loss lists differ in length"};
   for (size_t i = 0; i < causes.size(); ++i)
-    end.losses.push_back({str(causes[i]), counts[i]});
+    end.losses.push_back({str(causes[i]), counts[i], kept.size() != 0 && kept[i]});
   return end;
+}
+
+Losses decode(schema::Losses::Reader r) {
+  Losses l;
+  l.time_ns = r.getTimeNs();
+  auto cpus = r.getCpus();
+  auto causes = r.getCauses();
+  auto counts = r.getCounts();
+  auto kept = r.getSampleKept();
+  if (causes.size() != cpus.size() || counts.size() != cpus.size() || kept.size() != cpus.size())
+    throw FrameDamage{"loss lists differ in length"};
+  for (size_t i = 0; i < cpus.size(); ++i)
+    l.counts.push_back({str(causes[i]), counts[i], kept[i], cpus[i]});
+  return l;
 }
 
 const char* kind_name(uint16_t kind) {
@@ -211,6 +227,8 @@ const char* kind_name(uint16_t kind) {
       return "end";
     case FrameKind::kElfSymbols:
       return "elf-symbols";
+    case FrameKind::kLosses:
+      return "losses";
   }
   return "unknown";
 }
@@ -298,6 +316,9 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
         break;
       case FrameKind::kRecordingEnd:
         deliver(decode(message.getRoot<schema::RecordingEnd>()), &RecordingVisitor::on_end);
+        break;
+      case FrameKind::kLosses:
+        deliver(decode(message.getRoot<schema::Losses>()), &RecordingVisitor::on_losses);
         break;
       default:
         visitor.on_frame(info);  // a kind from a newer minor version: skip it

@@ -35,6 +35,7 @@ class RecordingVisitor {
   virtual void on_samples(SampleBatch&& batch) {}
   virtual void on_elf_symbols(EmbeddedSymbols&& symbols) {}
   virtual void on_end(RecordingEnd&& end) {}
+  virtual void on_losses(Losses&& losses) {}
 };
 
 struct ReadResult {

@@ -92,14 +92,27 @@ struct EmbeddedSymbols {
   std::vector<ElfSymbol> symbols;
 };
 
+inline constexpr uint16_t kNoCpu = 0xffff;
+
+// Samples lost to one cause, or kept with part of their stack missing.
 struct LossCount {
   std::string cause;
   uint64_t count = 0;
+  bool sample_kept = false;  // written with part of its stack missing, rather than dropped
+  uint16_t cpu = kNoCpu;     // in Losses frames; kNoCpu in totals and for recorder-side causes
+  bool operator==(const LossCount&) const = default;
+};
+
+// Losses since the previous such report, per CPU and cause.
+struct Losses {
+  uint64_t time_ns = 0;
+  std::vector<LossCount> counts;
 };
 
 struct RecordingEnd {
   uint64_t end_monotonic_ns = 0;
-  std::vector<LossCount> losses;
+  std::vector<LossCount> losses;  // totals by cause
+  uint64_t task_events_lost = 0;
 };
 
 }  // namespace ebprof::format

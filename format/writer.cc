@@ -233,11 +233,32 @@ void RecordingWriter::write(const RecordingEnd& end) {
   b.setEndMonotonicNs(end.end_monotonic_ns);
   auto causes = b.initLossCauses(end.losses.size());
   auto counts = b.initLossCounts(end.losses.size());
+  auto kept = b.initLossSampleKept(end.losses.size());
   for (size_t i = 0; i < end.losses.size(); ++i) {
     causes.set(i, text(end.losses[i].cause));
     counts.set(i, end.losses[i].count);
+    kept.set(i, end.losses[i].sample_kept);
   }
+  b.setTaskEventsLost(end.task_events_lost);
   write_message(FrameKind::kRecordingEnd, message);
+}
+
+void RecordingWriter::write(const Losses& losses) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::Losses>();
+  b.setTimeNs(losses.time_ns);
+  const size_t n = losses.counts.size();
+  auto cpus = b.initCpus(n);
+  auto causes = b.initCauses(n);
+  auto counts = b.initCounts(n);
+  auto kept = b.initSampleKept(n);
+  for (size_t i = 0; i < n; ++i) {
+    cpus.set(i, losses.counts[i].cpu);
+    causes.set(i, text(losses.counts[i].cause));
+    counts.set(i, losses.counts[i].count);
+    kept.set(i, losses.counts[i].sample_kept);
+  }
+  write_message(FrameKind::kLosses, message);
 }
 
 void RecordingWriter::write(const EmbeddedSymbols& e) {

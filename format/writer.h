@@ -35,6 +35,7 @@ class RecordingWriter {
   void write(const ProcessInfo& process);
   void write(const SampleBatch& batch);
   void write(const RecordingEnd& end);
+  void write(const Losses& losses);
   void write(const EmbeddedSymbols& symbols);
 
   // Flushes nothing (there is no buffer) but reports a failed close.

@@ -150,8 +150,23 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
     if (bpf_map__update_elem(skel_->maps.target_cpus, &key, sizeof(key), &on, sizeof(on), 0))
       throw_errno("setting the CPU filter", errno);
   }
-  attach_event(config);
-
+  // Readers first, then the programs that fill them, so that no early
+  // sample finds nowhere to go; fork-following before sampling, so that no
+  // child of a target is born unseen.
+  if (ring) {
+    ring_.reset(
+        ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfSampler::on_record, this, nullptr));
+    if (!ring_)
+      throw_bpf("opening the ring buffer", errno);
+  } else {
+    perf_ring_ = std::make_unique<PerfRing>(
+        bpf_map__fd(skel_->maps.perf_events), config.pages_per_cpu,
+        bpf_output_attr(config.pages_per_cpu), config.cpus,
+        [this](int, std::span<const std::byte> record) {
+          if (std::span<const std::byte> raw = raw_data(record); !raw.empty())
+            handler_(raw);
+        });
+  }
   if (config.filter_pids) {
     for (bpf_program* prog : {skel_->progs.follow_fork, skel_->progs.forget_exited}) {
       bpf_link* link = bpf_program__attach(prog);
@@ -160,21 +175,7 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
       links_.emplace_back(link);
     }
   }
-
-  if (!ring) {
-    perf_ring_ = std::make_unique<PerfRing>(
-        bpf_map__fd(skel_->maps.perf_events), config.pages_per_cpu,
-        bpf_output_attr(config.pages_per_cpu), config.cpus,
-        [this](int, std::span<const std::byte> record) {
-          if (std::span<const std::byte> raw = raw_data(record); !raw.empty())
-            handler_(raw);
-        });
-    return;
-  }
-  ring_.reset(
-      ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfSampler::on_record, this, nullptr));
-  if (!ring_)
-    throw_bpf("opening the ring buffer", errno);
+  attach_event(config);
 }
 
 BpfSampler::~BpfSampler() = default;
@@ -260,8 +261,17 @@ void BpfSampler::consume() {
 }
 
 std::vector<format::LossCount> BpfSampler::losses() const {
-  static constexpr const char* kCauses[EBPROF_LOSS_CAUSES] = {
-      "ring buffer full", "kernel stack unreadable", "user stack unreadable"};
+  struct Cause {
+    const char* name;
+    bool sample_kept;
+  };
+  static constexpr Cause kCauses[EBPROF_LOSS_CAUSES] = {
+      {"buffer full", false},
+      {"kernel stack unreadable", true},
+      {"user stack unreadable", true},
+      {"stack truncated at 127 frames", true},
+      {"perf buffer output failed", false},
+  };
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0)
     throw_errno("counting possible CPUs", -ncpus);
@@ -271,10 +281,10 @@ std::vector<format::LossCount> BpfSampler::losses() const {
     if (bpf_map__lookup_elem(skel_->maps.losses, &cause, sizeof(cause), per_cpu.data(),
                              per_cpu.size() * sizeof(uint64_t), 0))
       throw_errno("reading loss counters", errno);
-    uint64_t total = 0;
-    for (uint64_t n : per_cpu)
-      total += n;
-    out.push_back({kCauses[cause], total});
+    for (int cpu = 0; cpu < ncpus; ++cpu)
+      if (per_cpu[cpu])
+        out.push_back({kCauses[cause].name, per_cpu[cpu], kCauses[cause].sample_kept,
+                       static_cast<uint16_t>(cpu)});
   }
   return out;
 }

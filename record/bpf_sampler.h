@@ -69,7 +69,8 @@ class BpfSampler {
   // Rethrows what the handler threw.
   void consume();
 
-  // Samples lost in the kernel so far, summed over CPUs, by cause.
+  // Samples lost (or damaged) in the kernel so far, by CPU and cause;
+  // only nonzero counts.
   std::vector<format::LossCount> losses() const;
 
  private:

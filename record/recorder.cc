@@ -1,5 +1,7 @@
 #include "record/recorder.h"
 
+#include <algorithm>
+
 #include "record/host_info.h"
 #include "record/sample_decoder.h"
 
@@ -50,9 +52,42 @@ void Recorder::on_record(std::span<const std::byte> record) {
     flush(0, true);
 }
 
-std::vector<format::LossCount> Recorder::losses(std::vector<format::LossCount> in_kernel) const {
-  in_kernel.push_back({"malformed record", stats_.malformed});
-  return in_kernel;
+namespace {
+
+// The kernel's running counts and this side's, one list.
+std::vector<format::LossCount> all_losses(std::vector<format::LossCount> counts,
+                                          uint64_t malformed) {
+  if (malformed)
+    counts.push_back({"malformed record", malformed});
+  return counts;
+}
+
+}  // namespace
+
+void Recorder::write_losses(uint64_t now_ns, const std::vector<format::LossCount>& in_kernel) {
+  format::Losses frame{now_ns, {}};
+  for (format::LossCount l : all_losses(in_kernel, stats_.malformed)) {
+    uint64_t& written = losses_written_[{l.cpu, l.cause}];
+    if (l.count == written)
+      continue;
+    l.count -= std::exchange(written, l.count);
+    frame.counts.push_back(std::move(l));
+  }
+  if (!frame.counts.empty())
+    writer_.write(frame);
+}
+
+std::vector<format::LossCount> Recorder::loss_totals(
+    const std::vector<format::LossCount>& in_kernel) const {
+  std::vector<format::LossCount> totals;
+  for (const format::LossCount& l : all_losses(in_kernel, stats_.malformed)) {
+    auto it = std::find_if(totals.begin(), totals.end(),
+                           [&](const auto& t) { return t.cause == l.cause; });
+    if (it == totals.end())
+      it = totals.insert(totals.end(), {l.cause, 0, l.sample_kept});
+    it->count += l.count;
+  }
+  return totals;
 }
 
 void Recorder::flush(uint64_t now_ns, bool force) {

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -42,9 +43,12 @@ class Recorder {
   void flush(uint64_t now_ns, bool force = false);
 
   const RecorderStats& stats() const { return stats_; }
-  // Every loss so far: the kernel side's (`in_kernel`, from the sampler) and
-  // the records this side could not decode.
-  std::vector<format::LossCount> losses(std::vector<format::LossCount> in_kernel) const;
+  // Writes a Losses frame with what was lost since the last call, if
+  // anything. `in_kernel` is the sampler's running count per CPU and cause;
+  // the records this side could not decode are added.
+  void write_losses(uint64_t now_ns, const std::vector<format::LossCount>& in_kernel);
+  // Every loss so far by cause, summed over CPUs.
+  std::vector<format::LossCount> loss_totals(const std::vector<format::LossCount>& in_kernel) const;
   uint32_t stack_count() const { return interner_.size(); }
   size_t process_count() const { return tracker_.process_count(); }
   uint64_t lost_task_events() const { return tracker_.lost_events(); }
@@ -61,6 +65,7 @@ class Recorder {
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;
   format::SampleBatch batch_;
+  std::map<std::pair<uint16_t, std::string>, uint64_t> losses_written_;  // by cpu, cause
   uint64_t batch_started_ns_ = 0;
   RecorderStats stats_;
 };

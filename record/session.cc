@@ -47,10 +47,12 @@ void set_stop_handlers(void (*handler)(int)) {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-uint64_t total_lost(const std::vector<format::LossCount>& losses) {
+// Samples dropped (`kept` false) or written with part of their stack
+// missing (`kept` true).
+uint64_t total_lost(const std::vector<format::LossCount>& losses, bool kept = false) {
   uint64_t lost = 0;
   for (const auto& l : losses)
-    lost += l.count;
+    lost += l.sample_kept == kept ? l.count : 0;
   return lost;
 }
 
@@ -245,6 +247,8 @@ void run_session(const RecordOptions& o) {
   const uint64_t deadline_ns =
       o.duration_s > 0 ? start_ns + static_cast<uint64_t>(o.duration_s * 1e9) : UINT64_MAX;
   StatusLine status(o.quiet, start_ns);
+  constexpr uint64_t kLossReportNs = 1'000'000'000;
+  uint64_t next_loss_report_ns = start_ns + kLossReportNs;
   while (!g_stop_signal) {
     sampler.wait(100);
     // Mapping events first: they precede the samples that need them.
@@ -252,9 +256,13 @@ void run_session(const RecordOptions& o) {
     sampler.consume();
     uint64_t now = monotonic_ns();
     recorder->flush(now);
+    if (now >= next_loss_report_ns) {
+      recorder->write_losses(now, sampler.losses());
+      next_loss_report_ns = now + kLossReportNs;
+    }
     if (status.due(now))
       status.show(now, {(now - start_ns) / 1e9, recorder->stats().samples, writer.bytes_written(),
-                        total_lost(recorder->losses(sampler.losses()))});
+                        total_lost(recorder->loss_totals(sampler.losses()))});
     if (now >= deadline_ns)
       break;
     if (child && child->try_wait())
@@ -267,13 +275,24 @@ void run_session(const RecordOptions& o) {
   recorder->refresh_processes();
   sampler.consume();  // what the kernel committed before we stopped
   recorder->flush(0, true);
-  std::vector<format::LossCount> losses = recorder->losses(sampler.losses());
-  writer.write(format::RecordingEnd{monotonic_ns(), losses});
+  const std::vector<format::LossCount> in_kernel = sampler.losses();
+  const uint64_t end_ns = monotonic_ns();
+  recorder->write_losses(end_ns, in_kernel);
+  const std::vector<format::LossCount> losses = recorder->loss_totals(in_kernel);
+  writer.write(format::RecordingEnd{end_ns, losses, recorder->lost_task_events()});
   writer.close();
 
+  if (recorder->lost_task_events())
+    std::fprintf(stderr,
+                 "ebprof-record: warning: the kernel dropped %llu mapping events; maps of some "
+                 "short-lived processes may be incomplete\n",
+                 static_cast<unsigned long long>(recorder->lost_task_events()));
   if (o.quiet)
     return;
   const uint64_t lost = total_lost(losses);
+  std::string partial;
+  if (uint64_t n = total_lost(losses, true))
+    partial = ", " + std::to_string(n) + " with partial stacks";
   const RecorderStats& st = recorder->stats();
   std::string embedded;
   if (size_t binaries = recorder->embedded_binaries())
@@ -281,10 +300,11 @@ void run_session(const RecordOptions& o) {
                std::to_string(st.embed_ns / 1'000'000) + " ms";
   std::fprintf(stderr,
                "[ ebprof-record: wrote %.3f MB to %s (%llu samples, %u stacks, %zu processes, "
-               "%llu lost%s) ]\n",
+               "%llu lost%s%s) ]\n",
                writer.bytes_written() / 1e6, o.output.c_str(),
                static_cast<unsigned long long>(st.samples), recorder->stack_count(),
-               recorder->process_count(), static_cast<unsigned long long>(lost), embedded.c_str());
+               recorder->process_count(), static_cast<unsigned long long>(lost), partial.c_str(),
+               embedded.c_str());
 }
 
 }  // namespace ebprof::record

@@ -79,7 +79,15 @@ class Dumper : public format::RecordingVisitor {
   void on_end(format::RecordingEnd&& e) override {
     out_ << "end monotonic " << e.end_monotonic_ns << '\n';
     for (const auto& l : e.losses)
-      out_ << "lost " << l.count << ' ' << l.cause << '\n';
+      out_ << (l.sample_kept ? "partial " : "lost ") << l.count << ' ' << l.cause << '\n';
+    if (e.task_events_lost)
+      out_ << "mapping events lost " << e.task_events_lost << '\n';
+  }
+  void on_losses(format::Losses&& losses) override {
+    out_ << "losses at " << losses.time_ns << '\n';
+    for (const auto& l : losses.counts)
+      out_ << "  " << (l.cpu == format::kNoCpu ? "recorder" : "cpu " + std::to_string(l.cpu))
+           << (l.sample_kept ? " partial " : " lost ") << l.count << ' ' << l.cause << '\n';
   }
 
  private:

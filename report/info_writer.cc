@@ -68,8 +68,15 @@ void write_info(std::ostream& out, const std::string& path, const Profile& p) {
       << format("stacks          %zu distinct\n", p.stacks.size())
       << format("processes       %zu (%zu maps captures, %zu mappings)\n", p.processes.size(),
                 captures, mappings)
-      << "lost            " << describe_losses(p) << "\n"
-      << format("kernel symbols  %zu\n", p.kernel_symbols.size())
+      << "lost            " << describe_losses(p) << "\n";
+  if (std::string spread = describe_loss_spread(p); !spread.empty())
+    out << "lost where      " << spread << "\n";
+  out << "partial stacks  " << describe_losses(p, true) << "\n";
+  if (p.end && p.end->task_events_lost)
+    out << format("mapping events  %" PRIu64
+                  " lost: some short-lived processes' maps may be incomplete\n",
+                  p.end->task_events_lost);
+  out << format("kernel symbols  %zu\n", p.kernel_symbols.size())
       << format("embedded        %zu binaries, %zu function symbols\n", p.embedded_symbols.size(),
                 embedded_functions)
       << format(

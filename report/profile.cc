@@ -1,9 +1,11 @@
 #include "report/profile.h"
 
 #include <algorithm>
+#include <map>
 
 #include "format/lookup.h"
 #include "format/reader.h"
+#include "report/text.h"
 
 namespace ebprof::report {
 namespace {
@@ -53,6 +55,7 @@ class ProfileBuilder : public format::RecordingVisitor {
     }
   }
   void on_end(format::RecordingEnd&& end) override { p_.end = std::move(end); }
+  void on_losses(format::Losses&& losses) override { p_.loss_reports.push_back(std::move(losses)); }
   void on_elf_symbols(format::EmbeddedSymbols&& e) override {
     // A binary's symbols arrive over several frames, as samples reach them.
     auto [it, inserted] = embedded_.try_emplace(e.build_id, std::move(e));
@@ -124,18 +127,54 @@ std::string describe_rate(const format::RecordingInfo& info) {
                             : "at " + std::to_string(info.sample_frequency) + " Hz";
 }
 
-std::string describe_losses(const Profile& p) {
+std::vector<format::LossCount> loss_totals(const Profile& p) {
+  if (p.end)
+    return p.end->losses;
+  std::vector<format::LossCount> totals;
+  for (const format::Losses& report : p.loss_reports)
+    for (const format::LossCount& l : report.counts) {
+      auto it = std::find_if(totals.begin(), totals.end(),
+                             [&](const auto& t) { return t.cause == l.cause; });
+      if (it == totals.end())
+        it = totals.insert(totals.end(), {l.cause, 0, l.sample_kept});
+      it->count += l.count;
+    }
+  return totals;
+}
+
+std::string describe_losses(const Profile& p, bool sample_kept) {
   uint64_t lost = 0;
   std::string causes;
-  if (p.end) {
-    for (const auto& l : p.end->losses) {
-      if (l.count == 0)
-        continue;
-      lost += l.count;
-      causes += (causes.empty() ? "" : ", ") + l.cause + ": " + std::to_string(l.count);
-    }
+  for (const auto& l : loss_totals(p)) {
+    if (l.count == 0 || l.sample_kept != sample_kept)
+      continue;
+    lost += l.count;
+    causes += (causes.empty() ? "" : ", ") + l.cause + ": " + std::to_string(l.count);
   }
   return lost ? std::to_string(lost) + " (" + causes + ")" : "0";
+}
+
+std::string describe_loss_spread(const Profile& p) {
+  std::map<uint16_t, uint64_t> by_cpu;
+  uint64_t first = 0, last = 0;
+  for (const format::Losses& report : p.loss_reports)
+    for (const format::LossCount& l : report.counts) {
+      if (l.sample_kept)
+        continue;
+      by_cpu[l.cpu] += l.count;
+      first = first ? first : report.time_ns;
+      last = report.time_ns;
+    }
+  std::string out;
+  for (const auto& [cpu, count] : by_cpu)
+    out += (out.empty() ? "" : ", ") +
+           (cpu == format::kNoCpu ? std::string("recorder") : "cpu " + std::to_string(cpu)) + ": " +
+           std::to_string(count);
+  if (out.empty())
+    return out;
+  const uint64_t start = p.info.start_monotonic_ns;
+  return out + format("; reported from %.2f s to %.2f s", first > start ? (first - start) / 1e9 : 0,
+                      last > start ? (last - start) / 1e9 : 0);
 }
 
 double duration_s(const Profile& p) {

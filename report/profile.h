@@ -42,8 +42,9 @@ struct Profile {
   uint64_t total_samples = 0;
   uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
-  std::optional<format::RecordingEnd> end;  // missing when the recorder was killed
-  std::string warning;                      // set when the file ended early or is damaged
+  std::optional<format::RecordingEnd> end;   // missing when the recorder was killed
+  std::vector<format::Losses> loss_reports;  // in time order: losses per CPU over time
+  std::string warning;                       // set when the file ended early or is damaged
 
   // What the file is made of, for `info`.
   struct Section {
@@ -70,7 +71,16 @@ double duration_s(const Profile& profile);
 // "at 99 Hz" or "every 1000 events", from the recording's header.
 std::string describe_rate(const format::RecordingInfo& info);
 
-// "0", or the total lost with its causes: "12 (ring buffer full: 12)".
-std::string describe_losses(const Profile& profile);
+// Losses by cause over the whole recording: the end frame's totals, or the
+// sum of the loss reports when the recorder was killed.
+std::vector<format::LossCount> loss_totals(const Profile& profile);
+
+// "0", or the total with its causes: "12 (buffer full: 12)": of samples
+// dropped, or with `sample_kept`, of samples written with partial stacks.
+std::string describe_losses(const Profile& profile, bool sample_kept = false);
+
+// Where and when samples were dropped: "cpu 0: 5, cpu 1: 7; first at 1.20 s,
+// last at 3.41 s", or "" when none were or the file predates loss reports.
+std::string describe_loss_spread(const Profile& profile);
 
 }  // namespace ebprof::report

@@ -22,6 +22,8 @@ void write_header(std::ostream& out, const Profile& p) {
       << "\n";
   if (std::string lost = describe_losses(p); lost != "0")
     out << "# lost " << lost << "\n";
+  if (std::string partial = describe_losses(p, true); partial != "0")
+    out << "# partial stacks " << partial << "\n";
   if (!p.end)
     out << "# recording has no end frame: the recorder was killed or the file is cut\n";
   if (!p.warning.empty())

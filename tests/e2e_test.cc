@@ -458,6 +458,34 @@ TEST(EndToEnd, KprobeRecordsOrSaysTheKernelHasNone) {
   EXPECT_EQ(lines(rec.err), 1) << rec.err;
 }
 
+// A buffer far too small for the rate drops samples: every drop is counted,
+// per CPU and cause, and the file, the summary line and `info` agree.
+TEST(EndToEnd, DroppedSamplesAreCountedPerCpuAndCause) {
+  REQUIRE_BPF();
+  for (const char* transport : {"ringbuf", "perfbuf"}) {
+    std::string data = temp_file(std::string("lossy-") + transport + ".data");
+    Outcome rec = run(kRecord + " -a -F 4999 -m 1 --transport " + transport + " -o " + data +
+                      " -- " + kHotcold + " 1.5");
+    ASSERT_EQ(rec.status, 0) << rec.err;
+    std::string lost = rec.err.substr(rec.err.find("processes, ") + 11);
+    lost = lost.substr(0, lost.find(' '));
+    ASSERT_GT(std::stoull(lost), 0u) << rec.err;
+
+    Outcome info = run(kReport + " info " + data);
+    EXPECT_NE(info.out.find("lost            " + lost + " (buffer full: " + lost + ")"),
+              std::string::npos)
+        << transport << "\n"
+        << info.out;
+    // The per-CPU reports add up to the total.
+    std::string where = info.out.substr(info.out.find("lost where      "));
+    where = where.substr(0, where.find('\n'));
+    uint64_t sum = 0;
+    for (size_t at = where.find("cpu "); at != std::string::npos; at = where.find("cpu ", at + 1))
+      sum += std::stoull(where.substr(where.find(": ", at) + 2));
+    EXPECT_EQ(sum, std::stoull(lost)) << where;
+  }
+}
+
 // Both transports carry the same profile; the file says which one ran.
 TEST(EndToEnd, PerfBufferTransportRecordsTheSameProfile) {
   REQUIRE_BPF();

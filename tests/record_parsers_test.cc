@@ -151,7 +151,10 @@ TEST(Events, PerfNamesAndAliasesAndClearErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("known events: cpu-clock, task-clock"), std::string::npos);
   }
-  EXPECT_THROW(find_event("uprobe:/bin/sh:main"), Error);
+  EXPECT_THROW(find_event("uprobe:/nonexistent/binary:main"), Error);
+  EXPECT_THROW(find_event("uprobe:/bin/sh"), Error);             // no symbol
+  EXPECT_THROW(find_event("uprobe:/etc/hostname:main"), Error);  // not ELF
+  EXPECT_THROW(find_event("kprobe:"), Error);
 }
 
 TEST(CpuList, ParsesRangesAndRejectsGarbage) {

@@ -202,6 +202,8 @@ struct Count : format::RecordingVisitor {
     batches.push_back(std::move(b));
   }
   void on_process(format::ProcessInfo&& p) override { processes.push_back(std::move(p)); }
+  std::vector<format::Losses> losses;
+  void on_losses(format::Losses&& l) override { losses.push_back(std::move(l)); }
 };
 
 TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
@@ -225,14 +227,19 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   recorder.on_record(bytes_of(a));
   recorder.on_record(bytes_of(b));
   recorder.flush(0, true);
+  // Losses are written as they grow, per CPU and cause; a record that did
+  // not decode is a lost sample too, tied to no CPU.
+  std::vector<format::LossCount> in_kernel = {{"buffer full", 2, false, 0},
+                                              {"buffer full", 1, false, 1}};
+  recorder.write_losses(5, in_kernel);
+  recorder.write_losses(6, in_kernel);  // nothing new: no frame
+  in_kernel[1].count = 4;
+  recorder.write_losses(7, in_kernel);
   writer.close();
   EXPECT_EQ(recorder.stats().samples, 4u);
   EXPECT_EQ(recorder.stats().malformed, 1u);
-  // A record that did not decode is a lost sample, written like the others.
-  auto losses = recorder.losses({{"ring buffer full", 2}});
-  ASSERT_EQ(losses.size(), 2u);
-  EXPECT_EQ(losses[1].cause, "malformed record");
-  EXPECT_EQ(losses[1].count, 1u);
+  EXPECT_EQ(recorder.loss_totals(in_kernel),
+            (std::vector<format::LossCount>{{"buffer full", 6}, {"malformed record", 1}}));
   EXPECT_EQ(recorder.process_count(), 2u);
 
   Count c;
@@ -249,6 +256,13 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   EXPECT_EQ(c.order, (std::vector<std::string>{"kernel symbols", "batch", "batch"}));
   ASSERT_EQ(c.kernel_symbols.size(), 1u);
   EXPECT_EQ(c.kernel_symbols[0].name, "irq_handler");
+  ASSERT_EQ(c.losses.size(), 2u);
+  EXPECT_EQ(c.losses[0].time_ns, 5u);
+  EXPECT_EQ(c.losses[0].counts,
+            (std::vector<format::LossCount>{{"buffer full", 2, false, 0},
+                                            {"buffer full", 1, false, 1},
+                                            {"malformed record", 1, false, format::kNoCpu}}));
+  EXPECT_EQ(c.losses[1].counts, (std::vector<format::LossCount>{{"buffer full", 3, false, 1}}));
 }
 
 }  // namespace

@@ -243,7 +243,10 @@ std::string write_small_recording() {
   b.comms = {"app"};
   b.samples = {{1'500'000'000, 7, 7, 1, 0, 0}, {1'600'000'000, 7, 8, 2, 0, 0}};
   w.write(b);
-  w.write(format::RecordingEnd{3'000'000'000, {{"ring buffer full", 2}}});
+  w.write(format::Losses{2'000'000'000,
+                         {{"buffer full", 2, false, 1}, {"user stack unreadable", 1, true, 0}}});
+  w.write(format::RecordingEnd{3'000'000'000,
+                               {{"buffer full", 2}, {"user stack unreadable", 1, true}}});
   w.close();
   return path;
 }
@@ -254,10 +257,11 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   write_info(out, path, load_profile(path));
   std::string text = out.str();
   for (const char* line :
-       {"format          1.0, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
+       {"format          1.1, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
         "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
         "samples         2\n", "processes       1 (1 maps captures, 1 mappings)\n",
-        "lost            2 (ring buffer full: 2)\n",
+        "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
+        "partial stacks  1 (user stack unreadable: 1)\n",
         "embedded        1 binaries, 1 function symbols\n",
         "symbol coverage 1 of 1 sampled binaries with a build-id have embedded symbols",
         "\nsamples                1", "\nelf-symbols            1"})
@@ -270,11 +274,13 @@ TEST(DumpWriter, PrintsEveryFrameInOrder) {
   write_dump(out, path);
   std::string text = out.str();
   size_t at = 0;
-  for (const char* piece : {"# frame 0 at byte 16: header", "host box", "# frame 1 at byte",
-                            "pid 7 comm app", "/bin/app build-id abcd debuglink app.debug",
-                            "elf-symbols", "0x1000 size 0x10 f", "stack 0", "user: 0x1004",
-                            "comm 0 app", "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0",
-                            "lost 2 ring buffer full", "# 5 frames, format 1.0"}) {
+  for (const char* piece :
+       {"# frame 0 at byte 16: header", "host box", "# frame 1 at byte", "pid 7 comm app",
+        "/bin/app build-id abcd debuglink app.debug", "elf-symbols", "0x1000 size 0x10 f",
+        "stack 0", "user: 0x1004", "comm 0 app",
+        "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0", "losses at 2000000000",
+        "cpu 1 lost 2 buffer full", "cpu 0 partial 1 user stack unreadable", "lost 2 buffer full",
+        "partial 1 user stack unreadable", "# 6 frames, format 1.1"}) {
     size_t next = text.find(piece, at);
     ASSERT_NE(next, std::string::npos) << piece << "\n" << text;
     at = next;
