@@ -40,6 +40,11 @@ struct Process {
   capturedAtNs @2 :UInt64;      # CLOCK_MONOTONIC
   mappings @3 :List(Mapping);   # executable mappings only
   mapsError @4 :Text;           # why mappings is empty, if it is ("" when they were read)
+  # Since 1.1; 0 or "" when unknown (the process was gone before they were read).
+  pidNamespace @5 :UInt64;      # inode of /proc/PID/ns/pid
+  mountNamespace @6 :UInt64;    # inode of /proc/PID/ns/mnt
+  namespacePid @7 :UInt32;      # the pid inside its own pid namespace (NStgid)
+  root @8 :Text;                # target of /proc/PID/root ("/" unless chrooted)
 }
 
 struct Mapping {

@@ -97,6 +97,7 @@ ProcessInfo decode(schema::Process::Reader r) {
                                  bytes(build_id), str(m.getDebuglink())});
   }
   p.maps_error = str(r.getMapsError());
+  p.place = {r.getPidNamespace(), r.getMountNamespace(), r.getNamespacePid(), str(r.getRoot())};
   return p;
 }
 

@@ -51,12 +51,22 @@ struct Mapping {
   bool operator==(const Mapping&) const = default;
 };
 
+// Where a process lives, read while it was alive; zero or empty when unknown.
+struct ProcessPlace {
+  uint64_t pid_namespace = 0;    // inode of /proc/PID/ns/pid
+  uint64_t mount_namespace = 0;  // inode of /proc/PID/ns/mnt
+  uint32_t namespace_pid = 0;    // its pid inside its own pid namespace (a container's view)
+  std::string root;              // target of /proc/PID/root: "/" unless chrooted
+  bool operator==(const ProcessPlace&) const = default;
+};
+
 struct ProcessInfo {
   uint32_t pid = 0;
   std::string comm;
   uint64_t captured_at_ns = 0;
   std::vector<Mapping> mappings;  // executable mappings, ascending
   std::string maps_error;         // why mappings is empty, if it is
+  ProcessPlace place;
 };
 
 struct Stack {

@@ -187,6 +187,10 @@ void RecordingWriter::write(const ProcessInfo& process) {
     mb.setDebuglink(text(m.debuglink));
   }
   b.setMapsError(text(process.maps_error));
+  b.setPidNamespace(process.place.pid_namespace);
+  b.setMountNamespace(process.place.mount_namespace);
+  b.setNamespacePid(process.place.namespace_pid);
+  b.setRoot(text(process.place.root));
   write_message(FrameKind::kProcess, message);
 }
 

@@ -1,5 +1,8 @@
 #include "record/proc_maps.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -78,6 +81,7 @@ format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns, ElfIdentities& i
                        : "cannot read " + dir + "/maps: " + std::strerror(err);
     return p;
   }
+  p.place = read_place(pid);
   p.mappings = parse_proc_maps(text);
   for (format::Mapping& m : p.mappings) {
     ElfIdentity id = identities.lookup(pid, m);
@@ -85,6 +89,44 @@ format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns, ElfIdentities& i
     m.debuglink = std::move(id.debuglink);
   }
   return p;
+}
+
+namespace {
+
+uint64_t namespace_inode(const std::string& link) {
+  struct stat st {};
+  return stat(link.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+uint32_t parse_namespace_pid(std::string_view status) {
+  while (!status.empty()) {
+    std::string_view line = take_line(status);
+    if (!line.starts_with("NStgid:"))
+      continue;
+    size_t last = line.find_last_of(" \t");
+    std::string_view value = line.substr(last == std::string_view::npos ? 7 : last + 1);
+    uint32_t pid = 0;
+    std::from_chars(value.data(), value.data() + value.size(), pid);
+    return pid;
+  }
+  return 0;
+}
+
+format::ProcessPlace read_place(uint32_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  format::ProcessPlace place;
+  place.pid_namespace = namespace_inode(dir + "/ns/pid");
+  place.mount_namespace = namespace_inode(dir + "/ns/mnt");
+  std::string status;
+  if (try_read_proc_file(dir + "/status", status) == 0)
+    place.namespace_pid = parse_namespace_pid(status);
+  char root[4096];
+  ssize_t n = readlink((dir + "/root").c_str(), root, sizeof root);
+  if (n > 0)
+    place.root.assign(root, static_cast<size_t>(n));
+  return place;
 }
 
 std::optional<uint32_t> read_tgid(uint32_t id) {

@@ -24,4 +24,12 @@ format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns, ElfIdentities& i
 // nullopt when there is no such task.
 std::optional<uint32_t> read_tgid(uint32_t id);
 
+// The pid and mount namespaces, pid inside its namespace and root of process
+// `pid`; what cannot be read (the process is gone) stays zero or empty.
+format::ProcessPlace read_place(uint32_t pid);
+
+// The last number of the "NStgid:" line of /proc/PID/status text: the
+// process's pid as its own (innermost) pid namespace numbers it.
+uint32_t parse_namespace_pid(std::string_view status);
+
 }  // namespace ebprof::record

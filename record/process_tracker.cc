@@ -30,14 +30,15 @@ void insert_mapping(std::vector<format::Mapping>& mappings, format::Mapping m) {
   mappings = std::move(out);
 }
 
-ProcessTracker::ProcessTracker(Reader reader, Refill refill, Identify identify)
-    : reader_(std::move(reader)), refill_(std::move(refill)), identify_(std::move(identify)) {}
+ProcessTracker::ProcessTracker(Reader reader, Refill refill, Describe describe)
+    : reader_(std::move(reader)), refill_(std::move(refill)), describe_(std::move(describe)) {}
 
 void ProcessTracker::seed(format::ProcessInfo info) {
   Process& p = processes_[info.pid];
   p.comm = std::move(info.comm);
   p.mappings = std::move(info.mappings);
   p.maps_error = std::move(info.maps_error);
+  p.place = std::move(info.place);
   p.changed_at_ns = p.read_at_ns = info.captured_at_ns;
 }
 
@@ -70,6 +71,8 @@ void ProcessTracker::apply(const TaskEvent& e) {
       if (auto parent = processes_.find(e.parent); parent != processes_.end()) {
         child.comm = parent->second.comm;
         child.mappings = parent->second.mappings;
+        child.place = parent->second.place;
+        child.place.namespace_pid = 0;  // its own; read when it is written
       } else {
         child.maps_error = "forked from a process whose maps were never read";
       }
@@ -131,6 +134,8 @@ void ProcessTracker::read_proc(uint32_t pid, Process& p, uint64_t now_ns) {
   p.comm = std::move(info.comm);
   p.mappings = std::move(info.mappings);
   p.maps_error = std::move(info.maps_error);
+  if (info.place.pid_namespace)
+    p.place = std::move(info.place);
   p.changed_at_ns = now_ns;
   p.dirty = true;
 }
@@ -141,13 +146,16 @@ bool ProcessTracker::maps_all(const Process& p, std::span<const uint64_t> user) 
 }
 
 format::ProcessInfo ProcessTracker::capture(uint32_t pid, Process& p) {
-  if (identify_)
-    for (format::Mapping& m : p.mappings)
-      identify_(pid, m);
+  format::ProcessInfo info{pid, p.comm, p.changed_at_ns, p.mappings, p.maps_error, p.place};
+  if (describe_) {
+    describe_(pid, info);
+    p.mappings = info.mappings;
+    p.place = info.place;
+  }
   p.dirty = false;
   written_ += !p.ever_written;
   p.ever_written = true;
-  return format::ProcessInfo{pid, p.comm, p.changed_at_ns, p.mappings, p.maps_error};
+  return info;
 }
 
 std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,

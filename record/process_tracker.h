@@ -30,15 +30,17 @@ class ProcessTracker {
   using Reader = std::function<format::ProcessInfo(uint32_t pid, uint64_t now_ns)>;
   // Appends the side-band events that arrived since the last call.
   using Refill = std::function<void(std::vector<TaskEvent>& out)>;
-  // Fills a mapping's build-id (when the kernel did not) and debuglink.
-  using Identify = std::function<void(uint32_t pid, format::Mapping& m)>;
+  // Completes what events cannot tell about a process about to be written:
+  // its mappings' build-ids (when the kernel gave none) and debuglinks, and
+  // its place (namespaces, root) when unknown.
+  using Describe = std::function<void(uint32_t pid, format::ProcessInfo& info)>;
 
   static constexpr uint64_t kRereadIntervalNs = 100'000'000;
   // How long an exited process's maps stay known: samples taken before the
   // exit can still be in the ring buffer.
   static constexpr uint64_t kKeepExitedNs = 5'000'000'000;
 
-  explicit ProcessTracker(Reader reader, Refill refill = {}, Identify identify = {});
+  explicit ProcessTracker(Reader reader, Refill refill = {}, Describe describe = {});
 
   // A process's state when recording starts (from /proc).
   void seed(format::ProcessInfo info);
@@ -66,6 +68,7 @@ class ProcessTracker {
     std::string comm;
     std::vector<format::Mapping> mappings;  // ascending, non-overlapping
     std::string maps_error;
+    format::ProcessPlace place;
     uint64_t changed_at_ns = 0;
     uint64_t exited_at_ns = 0;
     uint64_t read_at_ns = 0;  // last /proc read
@@ -82,7 +85,7 @@ class ProcessTracker {
 
   Reader reader_;
   Refill refill_;
-  Identify identify_;
+  Describe describe_;
   std::unordered_map<uint32_t, Process> processes_;
   std::vector<TaskEvent> queue_;  // by time; queue_[head_] is the next to apply
   size_t head_ = 0;

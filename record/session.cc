@@ -200,7 +200,13 @@ void run_session(const RecordOptions& o) {
       [&](uint32_t pid, uint64_t now) { return read_process(pid, now, identities); },
       side_band ? ProcessTracker::Refill([&](auto& out) { side_band->drain(out); })
                 : ProcessTracker::Refill(),
-      [&](uint32_t pid, format::Mapping& m) { identities.complete(pid, m); });
+      [&](uint32_t pid, format::ProcessInfo& info) {
+        for (format::Mapping& m : info.mappings)
+          identities.complete(pid, m);
+        if (!info.place.pid_namespace || !info.place.namespace_pid)
+          if (format::ProcessPlace place = read_place(pid); place.pid_namespace)
+            info.place = std::move(place);
+      });
   const uint64_t seeded_at = monotonic_ns();
   for (uint32_t pid : existing_targets(!filter && tids.empty(), pids, tids))
     tracker.seed(read_process(pid, seeded_at, identities));

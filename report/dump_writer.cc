@@ -51,6 +51,11 @@ class Dumper : public format::RecordingVisitor {
     out_ << format("pid %u comm %s captured %" PRIu64 "%s%s\n", p.pid, p.comm.c_str(),
                    p.captured_at_ns,
                    p.maps_error.empty() ? "" : " maps error: ", p.maps_error.c_str());
+    if (p.place.pid_namespace)
+      out_ << format("  pid namespace %" PRIu64 " (pid %u there), mount namespace %" PRIu64
+                     ", root %s\n",
+                     p.place.pid_namespace, p.place.namespace_pid, p.place.mount_namespace,
+                     p.place.root.c_str());
     for (const auto& m : p.mappings)
       out_ << "  " << hex(m.start) << '-' << hex(m.end) << " offset " << hex(m.file_offset) << ' '
            << m.path << " build-id " << hex_bytes(m.build_id)

@@ -247,6 +247,8 @@ TEST(EndToEnd, InfoAndDumpDescribeARealRecording) {
   ASSERT_EQ(dump.status, 0) << dump.err;
   EXPECT_NE(dump.out.find("libebprof_demo.so build-id "), std::string::npos);
   EXPECT_NE(dump.out.find("_ZN4demo8hot_leafEm"), std::string::npos);  // its embedded table
+  EXPECT_NE(dump.out.find("  pid namespace "), std::string::npos) << dump.out;
+  EXPECT_NE(dump.out.find(", root /\n"), std::string::npos) << dump.out;
 }
 
 TEST(EndToEnd, SigintEndsASystemWideRecordingCleanly) {

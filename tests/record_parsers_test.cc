@@ -157,6 +157,12 @@ TEST(Events, PerfNamesAndAliasesAndClearErrors) {
   EXPECT_THROW(find_event("kprobe:"), Error);
 }
 
+TEST(ProcStatus, NamespacePidIsTheInnermost) {
+  EXPECT_EQ(parse_namespace_pid("Name:\tx\nTgid:\t1234\nNStgid:\t1234\t7\n"), 7u);
+  EXPECT_EQ(parse_namespace_pid("NStgid:\t1234\n"), 1234u);
+  EXPECT_EQ(parse_namespace_pid("Tgid:\t1234\n"), 0u);  // kernels before 4.1
+}
+
 TEST(CpuList, ParsesRangesAndRejectsGarbage) {
   EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(parse_cpu_list("0"), (std::vector<int>{0}));
