@@ -18,7 +18,18 @@ struct RecordingInfo {
   startRealtimeNs @8 :UInt64;   # CLOCK_REALTIME at start
   startMonotonicNs @9 :UInt64;  # CLOCK_MONOTONIC at the same instant: sample times use this clock
   cpuCount @10 :UInt32;         # CPUs sampled
-  transport @11 :Text;          # "ringbuf"
+  transport @11 :Text;          # "ringbuf" or "perfbuf"
+  # Since 1.1:
+  kernelBuildId @12 :Data;      # GNU build-id of the running kernel image (/sys/kernel/notes)
+  kernelModules @13 :List(KernelModule); # modules loaded at start
+  kernelAddressesHidden @14 :Bool; # kptr_restrict hid kallsyms: kernel frames cannot be named
+}
+
+struct KernelModule {
+  name @0 :Text;
+  start @1 :UInt64;             # load address range, end exclusive (0 when hidden)
+  end @2 :UInt64;
+  buildId @3 :Data;             # from /sys/module/NAME/notes; empty when unreadable
 }
 
 # Frame kind 2: the kallsyms text symbols that sampled kernel addresses fall

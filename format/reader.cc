@@ -58,6 +58,17 @@ RecordingInfo decode(schema::RecordingInfo::Reader r) {
   info.start_monotonic_ns = r.getStartMonotonicNs();
   info.cpu_count = r.getCpuCount();
   info.transport = str(r.getTransport());
+  if (r.getKernelBuildId().size() > kMaxBuildId)
+    throw FrameDamage{"kernel build-id of " + std::to_string(r.getKernelBuildId().size()) +
+                      " bytes"};
+  info.kernel_build_id = bytes(r.getKernelBuildId());
+  for (auto m : r.getKernelModules()) {
+    if (m.getBuildId().size() > kMaxBuildId)
+      throw FrameDamage{"module build-id of " + std::to_string(m.getBuildId().size()) + " bytes"};
+    info.kernel_modules.push_back(
+        {str(m.getName()), m.getStart(), m.getEnd(), bytes(m.getBuildId())});
+  }
+  info.kernel_addresses_hidden = r.getKernelAddressesHidden();
   return info;
 }
 

@@ -19,6 +19,14 @@ inline constexpr size_t kMaxModuleName = 56;
 inline constexpr size_t kMaxBuildId = 64;        // SHA-1 build-ids are 20 bytes
 inline constexpr size_t kMaxLoadSegments = 256;  // ELF files have a handful
 
+struct KernelModule {
+  std::string name;
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive
+  std::string build_id;
+  bool operator==(const KernelModule&) const = default;
+};
+
 struct RecordingInfo {
   std::string writer_version;
   std::string hostname;
@@ -32,6 +40,9 @@ struct RecordingInfo {
   uint64_t start_monotonic_ns = 0;
   uint32_t cpu_count = 0;
   std::string transport;
+  std::string kernel_build_id;  // raw bytes
+  std::vector<KernelModule> kernel_modules;
+  bool kernel_addresses_hidden = false;
 };
 
 struct KernelSymbol {

@@ -136,6 +136,16 @@ void RecordingWriter::write(const RecordingInfo& info) {
   b.setStartMonotonicNs(info.start_monotonic_ns);
   b.setCpuCount(info.cpu_count);
   b.setTransport(text(info.transport));
+  b.setKernelBuildId(data(info.kernel_build_id));
+  auto modules = b.initKernelModules(info.kernel_modules.size());
+  for (size_t i = 0; i < info.kernel_modules.size(); ++i) {
+    const KernelModule& m = info.kernel_modules[i];
+    modules[i].setName(text(m.name));
+    modules[i].setStart(m.start);
+    modules[i].setEnd(m.end);
+    modules[i].setBuildId(data(m.build_id));
+  }
+  b.setKernelAddressesHidden(info.kernel_addresses_hidden);
   write_message(FrameKind::kRecordingInfo, message);
 }
 

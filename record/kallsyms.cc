@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 #include "common/error.h"
 #include "format/lookup.h"
@@ -40,9 +41,9 @@ std::vector<format::KernelSymbol> parse_kallsyms(std::string_view text) {
   return out;
 }
 
-std::vector<ModuleRange> parse_proc_modules(std::string_view text) {
+std::vector<format::KernelModule> parse_proc_modules(std::string_view text) {
   // "ext4 1024000 2 jbd2,mbcache, Live 0xffffffffc0a00000"
-  std::vector<ModuleRange> out;
+  std::vector<format::KernelModule> out;
   while (!text.empty()) {
     std::string_view line = take_line(text);
     std::vector<std::string_view> fields;
@@ -62,16 +63,16 @@ std::vector<ModuleRange> parse_proc_modules(std::string_view text) {
     if (std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), size).ec !=
             std::errc() ||
         std::from_chars(address.data(), address.data() + address.size(), start, 16).ec !=
-            std::errc() ||
-        start == 0)
-      continue;  // hidden by kptr_restrict: no range to bound with
-    out.push_back({std::string(fields[0]), start, start + size});
+            std::errc())
+      continue;
+    // kptr_restrict shows address 0: the name stays, the range is unknown.
+    out.push_back({std::string(fields[0]), start, start ? start + size : 0});
   }
   return out;
 }
 
 void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
-                          const std::vector<ModuleRange>& modules) {
+                          const std::vector<format::KernelModule>& modules) {
   uint64_t etext = 0;
   for (const auto& s : symbols)
     if (s.module.empty() && s.name == "_etext")
@@ -90,6 +91,39 @@ void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
       end = std::min(end, symbols[i + 1].address);
     s.size = end > s.address ? end - s.address : 0;
   }
+}
+
+std::string parse_build_id_note(std::string_view notes) {
+  constexpr uint32_t kGnuBuildId = 3;  // NT_GNU_BUILD_ID
+  auto align4 = [](size_t n) { return (n + 3) & ~size_t{3}; };
+  while (notes.size() >= 12) {
+    uint32_t name_size, desc_size, type;
+    std::memcpy(&name_size, notes.data(), 4);
+    std::memcpy(&desc_size, notes.data() + 4, 4);
+    std::memcpy(&type, notes.data() + 8, 4);
+    notes.remove_prefix(12);
+    const size_t name_bytes = align4(name_size), desc_bytes = align4(desc_size);
+    if (name_bytes > notes.size() || desc_bytes > notes.size() - name_bytes)
+      return {};
+    if (type == kGnuBuildId && notes.substr(0, name_size) == std::string_view("GNU\0", 4) &&
+        desc_size <= format::kMaxBuildId)
+      return std::string(notes.substr(name_bytes, desc_size));
+    notes.remove_prefix(name_bytes + desc_bytes);
+  }
+  return {};
+}
+
+KernelIdentity read_kernel_identity() {
+  KernelIdentity k;
+  std::string text;
+  if (try_read_proc_file("/sys/kernel/notes", text) == 0)
+    k.build_id = parse_build_id_note(text);
+  if (try_read_proc_file("/proc/modules", text) == 0)
+    k.modules = parse_proc_modules(text);
+  for (format::KernelModule& m : k.modules)
+    if (try_read_proc_file("/sys/module/" + m.name + "/notes/.note.gnu.build-id", text) == 0)
+      m.build_id = parse_build_id_note(text);
+  return k;
 }
 
 bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols) {

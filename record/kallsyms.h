@@ -14,14 +14,22 @@ namespace ebprof::record {
 // by address, without sizes. Malformed lines are skipped.
 std::vector<format::KernelSymbol> parse_kallsyms(std::string_view text);
 
-// A loaded module's address range, from /proc/modules.
-struct ModuleRange {
-  std::string name;
-  uint64_t start = 0;
-  uint64_t end = 0;
-};
+// Loaded modules' names and address ranges, from /proc/modules text (no
+// build-ids).
+std::vector<format::KernelModule> parse_proc_modules(std::string_view text);
 
-std::vector<ModuleRange> parse_proc_modules(std::string_view text);
+// The GNU build-id in a blob of ELF notes (/sys/kernel/notes,
+// /sys/module/NAME/notes/.note.gnu.build-id); empty when there is none.
+std::string parse_build_id_note(std::string_view notes);
+
+// What identifies the running kernel's code: its image's build-id and each
+// loaded module with its range and build-id, so that a report elsewhere can
+// find the matching debuginfo. What cannot be read stays empty.
+struct KernelIdentity {
+  std::string build_id;
+  std::vector<format::KernelModule> modules;
+};
+KernelIdentity read_kernel_identity();
 
 // Gives every symbol a size that ends where the next symbol starts, and never
 // past the end of the code it belongs to: its module's range, or _etext for
@@ -30,7 +38,7 @@ std::vector<ModuleRange> parse_proc_modules(std::string_view text);
 // bounds them: an address beyond that is unknown rather than misnamed.
 inline constexpr uint64_t kMaxUnboundedSymbol = 4096;
 void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
-                          const std::vector<ModuleRange>& modules);
+                          const std::vector<format::KernelModule>& modules);
 
 // True when every address is zero: kernel.kptr_restrict hides them from us.
 bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols);

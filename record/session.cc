@@ -164,12 +164,18 @@ void keep_previous(const std::string& path) {
     throw_errno("cannot move the existing " + path + " to " + path + ".old", errno);
 }
 
-KernelSymbolIndex kernel_symbols() {
+// kallsyms, or nothing when kptr_restrict hides its addresses: then `info`
+// says so, and the module names and build-ids are still recorded.
+KernelSymbolIndex kernel_symbols(format::RecordingInfo& info) {
+  KernelIdentity kernel = read_kernel_identity();
+  info.kernel_build_id = std::move(kernel.build_id);
+  info.kernel_modules = std::move(kernel.modules);
   std::vector<format::KernelSymbol> symbols = read_kallsyms();
   if (kallsyms_hidden(symbols)) {
     std::fprintf(stderr,
                  "ebprof-record: warning: kernel addresses are hidden (kernel.kptr_restrict): "
                  "kernel frames will be unnamed; record as root or set kernel.kptr_restrict=0\n");
+    info.kernel_addresses_hidden = true;
     symbols.clear();
   }
   return KernelSymbolIndex(std::move(symbols));
@@ -236,9 +242,10 @@ void run_session(const RecordOptions& o) {
   info.sample_period = rate.period;
   info.cpu_count = static_cast<uint32_t>(cpus.size());
   info.transport = transport_name(config.transport);
+  KernelSymbolIndex kernel = kernel_symbols(info);
   writer.write(info);
   recorder = std::make_unique<Recorder>(
-      writer, kernel_symbols(), std::move(tracker),
+      writer, std::move(kernel), std::move(tracker),
       o.embed_symbols ? std::optional<SymbolEmbedder>(SymbolEmbedder()) : std::nullopt);
 
   set_stop_handlers(on_stop_signal);

@@ -8,13 +8,6 @@
 namespace ebprof::report {
 namespace {
 
-std::string hex_bytes(const std::string& bytes) {
-  std::string out;
-  for (unsigned char c : bytes)
-    out += format("%02x", c);
-  return out.empty() ? "-" : out;
-}
-
 void write_addresses(std::ostream& out, const char* label, const std::vector<uint64_t>& ips) {
   out << "    " << label << ":";
   for (uint64_t ip : ips)

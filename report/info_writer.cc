@@ -76,7 +76,16 @@ void write_info(std::ostream& out, const std::string& path, const Profile& p) {
     out << format("mapping events  %" PRIu64
                   " lost: some short-lived processes' maps may be incomplete\n",
                   p.end->task_events_lost);
-  out << format("kernel symbols  %zu\n", p.kernel_symbols.size())
+  size_t modules_with_id = 0;
+  for (const auto& m : info.kernel_modules)
+    modules_with_id += !m.build_id.empty();
+  out << format("kernel          build-id %s, %zu modules (%zu with a build-id)\n",
+                hex_bytes(info.kernel_build_id).c_str(), info.kernel_modules.size(),
+                modules_with_id)
+      << format("kernel symbols  %zu%s\n", p.kernel_symbols.size(),
+                info.kernel_addresses_hidden
+                    ? " (addresses were hidden by kernel.kptr_restrict: kernel frames are unnamed)"
+                    : "")
       << format("embedded        %zu binaries, %zu function symbols\n", p.embedded_symbols.size(),
                 embedded_functions)
       << format(

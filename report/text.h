@@ -37,4 +37,12 @@ std::string format(const char* fmt, Args... args) {
   return out;
 }
 
+// Raw bytes (a build-id) as lowercase hex; "-" when there are none.
+inline std::string hex_bytes(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes)
+    out += format("%02x", c);
+  return out.empty() ? "-" : out;
+}
+
 }  // namespace ebprof::report

@@ -488,6 +488,27 @@ TEST(EndToEnd, DroppedSamplesAreCountedPerCpuAndCause) {
   }
 }
 
+// kptr_restrict=2 hides kernel addresses even from root: the recorder says
+// so once, records what it can, and the file says why kernel frames are
+// unnamed.
+TEST(EndToEnd, HiddenKernelAddressesAreSaidOnceAndRecorded) {
+  REQUIRE_BPF();
+  const std::string sysctl = "/proc/sys/kernel/kptr_restrict";
+  const std::string before = slurp(sysctl);
+  if (before.empty() || !(std::ofstream(sysctl) << "2\n"))
+    GTEST_SKIP() << "cannot set kernel.kptr_restrict here";
+  std::string data = temp_file("hidden.data");
+  Outcome rec = run(kRecord + " -F 499 -o " + data + " -- " + kHotcold + " 0.5");
+  std::ofstream(sysctl) << before;
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  EXPECT_NE(rec.err.find("warning: kernel addresses are hidden"), std::string::npos) << rec.err;
+  EXPECT_EQ(lines(rec.err), 2) << rec.err;  // the warning and the summary
+  Outcome info = run(kReport + " info " + data);
+  EXPECT_NE(info.out.find("addresses were hidden by kernel.kptr_restrict"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("kernel          build-id "), std::string::npos) << info.out;
+}
+
 // Both transports carry the same profile; the file says which one ran.
 TEST(EndToEnd, PerfBufferTransportRecordsTheSameProfile) {
   REQUIRE_BPF();

@@ -44,8 +44,10 @@ TEST(Kallsyms, SymbolsEndAtTheNextOneTheirModuleOrEtext) {
       "ext4 12288 2 jbd2,mbcache, Live 0xffffffffc0001000\n"
       "hidden 4096 0 - Live 0x0000000000000000\n"
       "garbage\n");
-  ASSERT_EQ(modules.size(), 1u);
+  ASSERT_EQ(modules.size(), 2u);
   EXPECT_EQ(modules[0].end, 0xffffffffc0004000u);
+  // Hidden by kptr_restrict: the name is kept, with no range.
+  EXPECT_EQ(modules[1], (format::KernelModule{"hidden", 0, 0, ""}));
   bound_kernel_symbols(syms, modules);
   EXPECT_EQ(syms[1].size, 0x300u);               // schedule: up to _etext
   EXPECT_EQ(syms[3].size, kMaxUnboundedSymbol);  // past _etext: capped
@@ -155,6 +157,24 @@ TEST(Events, PerfNamesAndAliasesAndClearErrors) {
   EXPECT_THROW(find_event("uprobe:/bin/sh"), Error);             // no symbol
   EXPECT_THROW(find_event("uprobe:/etc/hostname:main"), Error);  // not ELF
   EXPECT_THROW(find_event("kprobe:"), Error);
+}
+
+TEST(Kernel, BuildIdNoteIsFoundAmongOtherNotes) {
+  // A "Linux" note first, then the GNU build-id, as /sys/kernel/notes has.
+  std::string notes;
+  auto note = [&](std::string name, uint32_t type, std::string desc) {
+    uint32_t header[3] = {static_cast<uint32_t>(name.size()), static_cast<uint32_t>(desc.size()),
+                          type};
+    notes.append(reinterpret_cast<const char*>(header), sizeof header);
+    name.resize((name.size() + 3) / 4 * 4, '\0');
+    desc.resize((desc.size() + 3) / 4 * 4, '\0');
+    notes += name + desc;
+  };
+  note(std::string("Linux\0", 6), 6, "x");
+  note(std::string("GNU\0", 4), 3, "\x85\xc7\xe4\xe2\xed");
+  EXPECT_EQ(parse_build_id_note(notes), "\x85\xc7\xe4\xe2\xed");
+  EXPECT_EQ(parse_build_id_note(notes.substr(0, 20)), "");  // cut: nothing, no overread
+  EXPECT_EQ(parse_build_id_note(""), "");
 }
 
 TEST(ProcStatus, NamespacePidIsTheInnermost) {
