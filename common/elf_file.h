@@ -11,6 +11,7 @@ struct ElfSymbol {
   uint64_t address = 0;  // ELF virtual address
   uint64_t size = 0;
   std::string name;  // as in the file (mangled)
+  bool operator==(const ElfSymbol&) const = default;
 };
 
 // A PT_LOAD segment: file bytes [offset, offset + file_size) at vaddr.

@@ -119,6 +119,17 @@ struct RecordingEnd {
   taskEventsLost @4 :UInt64;    # mapping events the kernel dropped: some maps may be incomplete
 }
 
+# Frame kind 8 (format 1.1): symbols of JIT-compiled code from a process's
+# perf map (/tmp/perf-PID.map in its own root), read while it was alive:
+# those that sampled addresses in anonymous executable memory fall in. Several
+# frames for one pid add up.
+struct JitSymbols {
+  pid @0 :UInt32;
+  addresses @1 :List(UInt64);   # absolute addresses in the process
+  sizes @2 :List(UInt64);       # parallel
+  names @3 :List(Text);         # parallel
+}
+
 # Frame kind 7 (format 1.1): losses counted since the previous Losses frame
 # (or the start), per CPU and cause, written at most once a second and only
 # when something was lost. One entry per (cpu, cause) in each list.

@@ -27,7 +27,8 @@ enum class FrameKind : uint16_t {
   kSampleBatch = 4,
   kRecordingEnd = 5,
   kElfSymbols = 6,
-  kLosses = 7,  // since 1.1
+  kLosses = 7,      // since 1.1
+  kJitSymbols = 8,  // since 1.1
 };
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame

@@ -211,6 +211,20 @@ RecordingEnd decode(schema::RecordingEnd::Reader r) {
   return end;
 }
 
+JitSymbols decode(schema::JitSymbols::Reader r) {
+  JitSymbols j;
+  j.pid = r.getPid();
+  auto addresses = r.getAddresses();
+  auto sizes = r.getSizes();
+  auto names = r.getNames();
+  if (sizes.size() != addresses.size() || names.size() != addresses.size())
+    throw FrameDamage{"JIT symbol lists differ in length"};
+  j.symbols.reserve(addresses.size());
+  for (size_t i = 0; i < addresses.size(); ++i)
+    j.symbols.push_back({addresses[i], sizes[i], str(names[i])});
+  return j;
+}
+
 Losses decode(schema::Losses::Reader r) {
   Losses l;
   l.time_ns = r.getTimeNs();
@@ -241,6 +255,8 @@ const char* kind_name(uint16_t kind) {
       return "elf-symbols";
     case FrameKind::kLosses:
       return "losses";
+    case FrameKind::kJitSymbols:
+      return "jit-symbols";
   }
   return "unknown";
 }
@@ -331,6 +347,9 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
         break;
       case FrameKind::kLosses:
         deliver(decode(message.getRoot<schema::Losses>()), &RecordingVisitor::on_losses);
+        break;
+      case FrameKind::kJitSymbols:
+        deliver(decode(message.getRoot<schema::JitSymbols>()), &RecordingVisitor::on_jit_symbols);
         break;
       default:
         visitor.on_frame(info);  // a kind from a newer minor version: skip it

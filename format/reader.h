@@ -36,6 +36,7 @@ class RecordingVisitor {
   virtual void on_elf_symbols(EmbeddedSymbols&& symbols) {}
   virtual void on_end(RecordingEnd&& end) {}
   virtual void on_losses(Losses&& losses) {}
+  virtual void on_jit_symbols(JitSymbols&& symbols) {}
 };
 
 struct ReadResult {

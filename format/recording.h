@@ -113,6 +113,12 @@ struct EmbeddedSymbols {
   std::vector<ElfSymbol> symbols;
 };
 
+// Symbols of one process's JIT-compiled code, from its perf map.
+struct JitSymbols {
+  uint32_t pid = 0;
+  std::vector<ElfSymbol> symbols;  // absolute addresses
+};
+
 inline constexpr uint16_t kNoCpu = 0xffff;
 
 // Samples lost to one cause, or kept with part of their stack missing.

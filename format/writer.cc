@@ -257,6 +257,21 @@ void RecordingWriter::write(const RecordingEnd& end) {
   write_message(FrameKind::kRecordingEnd, message);
 }
 
+void RecordingWriter::write(const JitSymbols& jit) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::JitSymbols>();
+  b.setPid(jit.pid);
+  auto addresses = b.initAddresses(jit.symbols.size());
+  auto sizes = b.initSizes(jit.symbols.size());
+  auto names = b.initNames(jit.symbols.size());
+  for (size_t i = 0; i < jit.symbols.size(); ++i) {
+    addresses.set(i, jit.symbols[i].address);
+    sizes.set(i, jit.symbols[i].size);
+    names.set(i, text(jit.symbols[i].name));
+  }
+  write_message(FrameKind::kJitSymbols, message);
+}
+
 void RecordingWriter::write(const Losses& losses) {
   capnp::MallocMessageBuilder message;
   auto b = message.initRoot<schema::Losses>();

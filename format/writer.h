@@ -36,6 +36,7 @@ class RecordingWriter {
   void write(const SampleBatch& batch);
   void write(const RecordingEnd& end);
   void write(const Losses& losses);
+  void write(const JitSymbols& symbols);
   void write(const EmbeddedSymbols& symbols);
 
   // Flushes nothing (there is no buffer) but reports a failed close.

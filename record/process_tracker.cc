@@ -194,6 +194,11 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
   return capture(pid, p);
 }
 
+const format::ProcessPlace* ProcessTracker::place(uint32_t pid) const {
+  auto it = processes_.find(pid);
+  return it == processes_.end() ? nullptr : &it->second.place;
+}
+
 const format::Mapping* ProcessTracker::find_mapping(uint32_t pid, uint64_t ip) const {
   auto it = processes_.find(pid);
   return it == processes_.end() ? nullptr : format::find_mapping(it->second.mappings, ip);

@@ -62,6 +62,8 @@ class ProcessTracker {
   uint64_t lost_events() const { return lost_events_; }
   // The mapping of `pid`'s current maps that holds `ip`, if any.
   const format::Mapping* find_mapping(uint32_t pid, uint64_t ip) const;
+  // Where `pid` lives, if it is known.
+  const format::ProcessPlace* place(uint32_t pid) const;
 
  private:
   struct Process {

@@ -105,9 +105,12 @@ void Recorder::flush(uint64_t now_ns, bool force) {
     writer_.write(pending_kernel_symbols_);
     pending_kernel_symbols_.clear();
   }
-  if (embedder_)
+  if (embedder_) {
     for (const format::EmbeddedSymbols& symbols : embedder_->drain())
       writer_.write(symbols);
+    for (const format::JitSymbols& symbols : embedder_->drain_jit())
+      writer_.write(symbols);
+  }
   writer_.write(batch_);
   batch_.first_stack_id = interner_.size();
   batch_.first_comm_id = static_cast<uint32_t>(comm_ids_.size());

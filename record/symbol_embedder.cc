@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "format/lookup.h"
 #include "record/elf_identities.h"
+#include "record/host_info.h"
 
 namespace ebprof::record {
 
@@ -34,7 +35,12 @@ void SymbolEmbedder::take_new(uint32_t pid, std::span<const uint64_t> user,
   for (size_t frame = 0; frame < user.size(); ++frame) {
     uint64_t ip = format::lookup_address(user, frame);
     const format::Mapping* m = tracker.find_mapping(pid, ip);
-    if (!m || m->build_id.empty())
+    // Anonymous executable memory is where JIT compilers put code.
+    if (!m || m->path.empty()) {
+      take_jit(pid, ip, tracker);
+      continue;
+    }
+    if (m->build_id.empty())
       continue;
     Binary& b = binary(pid, *m);
     if (!b.table)
@@ -49,6 +55,21 @@ void SymbolEmbedder::take_new(uint32_t pid, std::span<const uint64_t> user,
       b.pending.push_back(*sym);
     }
   }
+}
+
+void SymbolEmbedder::take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker) {
+  const format::ProcessPlace* place = tracker.place(pid);
+  const ElfSymbol* sym = jit_maps_.find(pid, place ? place->namespace_pid : 0, ip, monotonic_ns());
+  if (sym && jit_taken_.insert({pid, sym->address}).second)
+    jit_pending_[pid].push_back(*sym);
+}
+
+std::vector<format::JitSymbols> SymbolEmbedder::drain_jit() {
+  std::vector<format::JitSymbols> out;
+  for (auto& [pid, symbols] : jit_pending_)
+    out.push_back({pid, std::move(symbols)});
+  jit_pending_.clear();
+  return out;
 }
 
 std::vector<format::EmbeddedSymbols> SymbolEmbedder::drain() {

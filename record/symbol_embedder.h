@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -9,6 +11,7 @@
 
 #include "common/elf_file.h"
 #include "format/recording.h"
+#include "record/jit_maps.h"
 #include "record/process_tracker.h"
 
 namespace ebprof::record {
@@ -25,6 +28,8 @@ class SymbolEmbedder {
 
   // One frame's worth per binary with symbols not written yet.
   std::vector<format::EmbeddedSymbols> drain();
+  // One frame's worth per process with JIT symbols not written yet.
+  std::vector<format::JitSymbols> drain_jit();
 
   // Binaries with at least one symbol written.
   size_t binaries() const { return embedded_; }
@@ -39,7 +44,12 @@ class SymbolEmbedder {
   };
   Binary& binary(uint32_t pid, const format::Mapping& m);
 
+  void take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker);
+
   std::unordered_map<std::string, Binary> binaries_;  // by build-id
+  JitMaps jit_maps_;
+  std::set<std::pair<uint32_t, uint64_t>> jit_taken_;  // (pid, symbol address)
+  std::map<uint32_t, std::vector<ElfSymbol>> jit_pending_;
   size_t embedded_ = 0;
 };
 

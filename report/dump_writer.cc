@@ -74,6 +74,11 @@ class Dumper : public format::RecordingVisitor {
     for (const auto& s : e.symbols)
       out_ << "  " << hex(s.address) << " size " << hex(s.size) << ' ' << s.name << '\n';
   }
+  void on_jit_symbols(format::JitSymbols&& j) override {
+    out_ << "jit pid " << j.pid << '\n';
+    for (const auto& s : j.symbols)
+      out_ << "  " << hex(s.address) << " size " << hex(s.size) << ' ' << s.name << '\n';
+  }
   void on_end(format::RecordingEnd&& e) override {
     out_ << "end monotonic " << e.end_monotonic_ns << '\n';
     for (const auto& l : e.losses)

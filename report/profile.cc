@@ -63,7 +63,15 @@ class ProfileBuilder : public format::RecordingVisitor {
       it->second.symbols.insert(it->second.symbols.end(), e.symbols.begin(), e.symbols.end());
   }
 
+  void on_jit_symbols(format::JitSymbols&& j) override {
+    auto& symbols = p_.jit_symbols[j.pid];
+    symbols.insert(symbols.end(), j.symbols.begin(), j.symbols.end());
+  }
+
   void finish() {
+    for (auto& [pid, symbols] : p_.jit_symbols)
+      std::sort(symbols.begin(), symbols.end(),
+                [](const auto& a, const auto& b) { return a.address < b.address; });
     for (auto& [id, e] : embedded_)
       p_.embedded_symbols.try_emplace(id, ElfIdentity{id, ""}, std::move(e.segments),
                                       std::move(e.symbols));

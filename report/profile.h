@@ -31,6 +31,8 @@ struct Profile {
   // Symbol tables embedded by the recorder (all its frames for one build-id
   // merged), by raw build-id.
   std::unordered_map<std::string, ElfSymbolTable> embedded_symbols;
+  // JIT symbols from processes' perf maps, by pid, sorted by address.
+  std::unordered_map<uint32_t, std::vector<ElfSymbol>> jit_symbols;
   // Every maps capture of each pid, oldest first, mappings sorted by start.
   std::unordered_map<uint32_t, std::vector<format::ProcessInfo>> processes;
   // By id. An id a sample uses but these lack was defined in a damaged frame

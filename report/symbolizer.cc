@@ -6,7 +6,7 @@ namespace ebprof::report {
 
 std::vector<SymbolizedStack> symbolize(const Profile& profile) {
   KernelSymbolizer kernel(profile.kernel_symbols);
-  UserSymbolizer user(profile.embedded_symbols);
+  UserSymbolizer user(profile.embedded_symbols, profile.jit_symbols);
   std::vector<SymbolizedStack> out;
   out.reserve(profile.counts.size());
   for (const StackCount& c : profile.counts) {

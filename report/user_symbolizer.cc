@@ -21,8 +21,9 @@ Frame unknown(const std::string& module, const std::string& where) {
 
 }  // namespace
 
-UserSymbolizer::UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded)
-    : embedded_(embedded) {}
+UserSymbolizer::UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded,
+                               const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit)
+    : embedded_(embedded), jit_(jit) {}
 
 const ElfSymbolTable* UserSymbolizer::file(const std::string& path) {
   auto [it, inserted] = files_.try_emplace(path);
@@ -58,20 +59,43 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
   return c;
 }
 
+std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t lookup) {
+  auto table = jit_.find(pid);
+  if (table == jit_.end())
+    return std::nullopt;
+  const std::vector<ElfSymbol>& symbols = table->second;
+  auto it = std::upper_bound(symbols.begin(), symbols.end(), lookup,
+                             [](uint64_t a, const ElfSymbol& s) { return a < s.address; });
+  if (it == symbols.begin() || lookup - (it - 1)->address >= (it - 1)->size)
+    return std::nullopt;
+  --it;
+  auto [name, inserted] = demangled_.try_emplace(&*it);
+  if (inserted)
+    name->second = demangle(it->name);
+  // perf names the module after the map file.
+  return Frame{name->second, "perf-" + std::to_string(pid) + ".map", false, true};
+}
+
 Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
                               uint64_t lookup) {
   if (captures.empty())
     return unknown("[unknown]", hex(address) + ", process maps not recorded");
   const format::Mapping* m = find_mapping(captures, lookup);
+  if (!m || m->path.empty())
+    if (std::optional<Frame> jit = resolve_jit(captures.front().pid, lookup))
+      return *jit;
   if (!m) {
     const std::string& why = captures.front().maps_error;
     return unknown("[unknown]", hex(address) + ", " + (why.empty() ? "no mapping" : why));
   }
   std::string module = basename_of(m->path);
   std::string where = module + "+" + hex(address - m->start + m->file_offset);
-  // Pseudo-files ([vdso]) and anonymous memory (JIT code) have no ELF file.
-  if (m->path.empty() || m->path[0] != '/')
-    return unknown(module.empty() ? "[anon]" : module, where);
+  // Anonymous executable memory is JIT code, named only by a perf map.
+  if (m->path.empty())
+    return unknown("[anon]", "[anon]+" + hex(address - m->start) + ", JIT map missing");
+  // Pseudo-files ([vdso]) have no ELF file.
+  if (m->path[0] != '/')
+    return unknown(module, where);
 
   const Choice& choice = choose(*m);
   if (!choice.table)

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -19,8 +20,10 @@ namespace ebprof::report {
 // opened once; each symbol is demangled once.
 class UserSymbolizer {
  public:
-  // `embedded` (by raw build-id) must outlive the symbolizer.
-  explicit UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded);
+  // `embedded` (by raw build-id) and `jit` (by pid, sorted) must outlive the
+  // symbolizer.
+  UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded,
+                 const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit);
 
   // `captures` are the process's maps captures from the one in effect at the
   // sample's time onwards: the first that maps the address is used, so code
@@ -40,7 +43,11 @@ class UserSymbolizer {
   const Choice& choose(const format::Mapping& m);
   const ElfSymbolTable* file(const std::string& path);
 
+  // JIT code: named from the process's perf map, if it was recorded.
+  std::optional<Frame> resolve_jit(uint32_t pid, uint64_t lookup);
+
   const std::unordered_map<std::string, ElfSymbolTable>& embedded_;
+  const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit_;
   std::unordered_map<std::string, std::unique_ptr<ElfSymbolTable>> files_;  // null: unreadable
   std::map<std::pair<std::string, std::string>, Choice> choices_;           // by (path, build-id)
   std::unordered_map<const ElfSymbol*, std::string> demangled_;

@@ -27,6 +27,7 @@ const std::string kHotcold = EBPROF_HOTCOLD_BIN;
 const std::string kShortlived = EBPROF_SHORTLIVED_BIN;
 const std::string kTwoThreads = EBPROF_TWO_THREADS_BIN;
 const std::string kDlopenHost = EBPROF_DLOPEN_HOST_BIN;
+const std::string kJit = EBPROF_JIT_BIN;
 const std::string kLeafChain = "demo::hot_leaf(unsigned long)";
 
 #define REQUIRE_BPF()                                    \
@@ -376,6 +377,25 @@ TEST(EndToEnd, DlopenedLibrariesResolveEvenAtReusedAddresses) {
   ASSERT_GT(total, 500u);
   EXPECT_NEAR(100.0 * a / total, 50, 10) << a << " " << b << " of " << total;
   EXPECT_NEAR(100.0 * b / total, 50, 10) << a << " " << b << " of " << total;
+}
+
+// JIT code is named from the perf map the process wrote, read while it
+// lived: the workload deletes the map when it exits.
+TEST(EndToEnd, JitCodeIsNamedFromItsPerfMap) {
+  REQUIRE_BPF();
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the JIT workload generates x86-64 code";
+#endif
+  std::string data = temp_file("jit.data");
+  Outcome rec = run(kRecord + " -F 999 -o " + data + " -- " + kJit + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  uint64_t jitted = 0, total = 0;
+  for (const TopRow& row : top_rows(data)) {
+    total += row.samples;
+    jitted += row.symbol == "jitted_spin" && row.dso.starts_with("perf-") ? row.samples : 0;
+  }
+  EXPECT_GT(total, 500u);
+  EXPECT_GE(jitted, 0.9 * total) << jitted << " of " << total;
 }
 
 // -t samples one thread of a process and not its sibling.

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "record/jit_maps.h"
 #include "record/kallsyms.h"
 #include "record/perf_events.h"
 #include "record/proc_maps.h"
@@ -175,6 +176,18 @@ TEST(Kernel, BuildIdNoteIsFoundAmongOtherNotes) {
   EXPECT_EQ(parse_build_id_note(notes), "\x85\xc7\xe4\xe2\xed");
   EXPECT_EQ(parse_build_id_note(notes.substr(0, 20)), "");  // cut: nothing, no overread
   EXPECT_EQ(parse_build_id_note(""), "");
+}
+
+TEST(PerfMap, ParsesWhatJitCompilersWrite) {
+  auto symbols = parse_perf_map(
+      "7f0000001000 40 LazyCompile:*foo app.js:3\n"
+      "0x7f0000000000 0x10 stub\n"
+      "garbage\n"
+      "7f0000002000 zz bad size\n"
+      "7f0000003000 8\n");  // no name
+  ASSERT_EQ(symbols.size(), 2u);
+  EXPECT_EQ(symbols[0], (ElfSymbol{0x7f0000000000, 0x10, "stub"}));
+  EXPECT_EQ(symbols[1], (ElfSymbol{0x7f0000001000, 0x40, "LazyCompile:*foo app.js:3"}));
 }
 
 TEST(ProcStatus, NamespacePidIsTheInnermost) {

@@ -26,6 +26,7 @@ namespace ebprof::report {
 namespace {
 
 const std::unordered_map<std::string, ElfSymbolTable> kNoEmbedded;
+const std::unordered_map<uint32_t, std::vector<ElfSymbol>> kNoJit;
 
 uint64_t address_of(auto* fn) {
   return reinterpret_cast<uint64_t>(fn);
@@ -48,7 +49,7 @@ format::ProcessInfo self() {
 }
 
 TEST(UserSymbolizer, NamesFunctionsInAPieAndASharedLibrary) {
-  UserSymbolizer user(kNoEmbedded);
+  UserSymbolizer user(kNoEmbedded, kNoJit);
   auto p = self();
   uint64_t lib_fn = address_of(&demo::hot_leaf);
   Frame f = user.resolve({&p, 1}, lib_fn + 4, lib_fn + 4);
@@ -63,7 +64,7 @@ TEST(UserSymbolizer, NamesFunctionsInAPieAndASharedLibrary) {
 }
 
 TEST(UserSymbolizer, NeverGuessesANameForUnknownCode) {
-  UserSymbolizer user(kNoEmbedded);
+  UserSymbolizer user(kNoEmbedded, kNoJit);
   auto p = self();
   void* anon = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(anon, MAP_FAILED);
@@ -71,6 +72,7 @@ TEST(UserSymbolizer, NeverGuessesANameForUnknownCode) {
   Frame f = user.resolve({&with_anon, 1}, address_of(anon) + 16, address_of(anon) + 16);
   EXPECT_FALSE(f.resolved);
   EXPECT_EQ(f.name.rfind("[unknown]", 0), 0u) << f.name;
+  EXPECT_NE(f.name.find("JIT map missing"), std::string::npos) << f.name;
   munmap(anon, 4096);
 
   f = user.resolve({&p, 1}, 0x10, 0x10);
@@ -85,11 +87,29 @@ TEST(UserSymbolizer, NeverGuessesANameForUnknownCode) {
   EXPECT_EQ(f.module, "app");
 }
 
+TEST(UserSymbolizer, NamesJitCodeFromTheProcesssPerfMap) {
+  const std::unordered_map<uint32_t, std::vector<ElfSymbol>> jit = {
+      {7, {{0x7000, 0x10, "jitted_a"}, {0x7010, 0x20, "_ZN2js4callEv"}}}};
+  UserSymbolizer user(kNoEmbedded, jit);
+  format::ProcessInfo p{7, "x", 0, {{0x7000, 0x8000, 0, ""}}, ""};
+  Frame f = user.resolve({&p, 1}, 0x7014, 0x7014);
+  EXPECT_EQ(f.name, "js::call()");  // demangled, like any other name
+  EXPECT_EQ(f.module, "perf-7.map");
+  EXPECT_TRUE(f.resolved);
+  // Past the last symbol's end: not named, and the reason says why.
+  f = user.resolve({&p, 1}, 0x7040, 0x7040);
+  EXPECT_FALSE(f.resolved);
+  EXPECT_NE(f.name.find("JIT map missing"), std::string::npos) << f.name;
+  // Another process's map never names this one's code.
+  format::ProcessInfo other{8, "x", 0, {{0x7000, 0x8000, 0, ""}}, ""};
+  EXPECT_FALSE(user.resolve({&other, 1}, 0x7014, 0x7014).resolved);
+}
+
 TEST(UserSymbolizer, NeverOpensAFifoOrDeviceNamedByARecording) {
   std::string fifo = testing::TempDir() + "/not-a-binary.fifo";
   unlink(fifo.c_str());
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  UserSymbolizer user(kNoEmbedded);
+  UserSymbolizer user(kNoEmbedded, kNoJit);
   for (const std::string& path : {fifo, std::string("/dev/null")}) {
     format::ProcessInfo p{1, "x", 0, {{0x400000, 0x500000, 0, path}}, ""};
     Frame f = user.resolve({&p, 1}, 0x400010, 0x400010);  // would block forever on open()
@@ -99,7 +119,7 @@ TEST(UserSymbolizer, NeverOpensAFifoOrDeviceNamedByARecording) {
 }
 
 TEST(UserSymbolizer, CodeMappedAfterACaptureIsFoundInALaterOne) {
-  UserSymbolizer user(kNoEmbedded);
+  UserSymbolizer user(kNoEmbedded, kNoJit);
   uint64_t exe_fn = address_of(&ebprof_test_marker);
   format::ProcessInfo early{1, "x", 0, {}, ""};  // e.g. read while ld.so was still mapping
   std::vector<format::ProcessInfo> captures = {early, self()};
@@ -118,7 +138,7 @@ TEST(UserSymbolizer, CodeMappedAfterACaptureIsFoundInALaterOne) {
 // The recorder could not read the file's build-id (the process exited
 // first): the file now at the path cannot be verified, so it is not used.
 TEST(UserSymbolizer, AFileTheRecordingCouldNotIdentifyIsNotUsed) {
-  UserSymbolizer user(kNoEmbedded);
+  UserSymbolizer user(kNoEmbedded, kNoJit);
   uint64_t exe_fn = address_of(&ebprof_test_marker);
   auto p = self();
   for (auto& m : p.mappings)
@@ -129,7 +149,7 @@ TEST(UserSymbolizer, AFileTheRecordingCouldNotIdentifyIsNotUsed) {
 }
 
 TEST(UserSymbolizer, ABinaryWithAnotherBuildIdIsNeverUsed) {
-  UserSymbolizer user(kNoEmbedded);
+  UserSymbolizer user(kNoEmbedded, kNoJit);
   uint64_t exe_fn = address_of(&ebprof_test_marker);
   auto p = self();
   for (auto& m : p.mappings)
@@ -147,7 +167,7 @@ TEST(UserSymbolizer, AnEmbeddedTableNamesFramesOfAMissingBinary) {
   embedded.try_emplace("\x01\x02", ElfIdentity{"\x01\x02", ""},
                        std::vector<LoadSegment>{{0x1000, 0x401000, 0x2000}},
                        std::vector<ElfSymbol>{{0x401100, 0x80, "_ZN3app4workEv"}});
-  UserSymbolizer user(embedded);
+  UserSymbolizer user(embedded, kNoJit);
   format::Mapping m{0x7f0000001000, 0x7f0000003000, 0x1000, "/gone/app", "\x01\x02", ""};
   format::ProcessInfo p{1, "app", 0, {m}, ""};
   // file offset 0x1000 + 0x120 -> vaddr 0x401120, inside app::work().
