@@ -597,7 +597,7 @@ TEST(EndToEnd, SamplesOtherEventsAndSaysWhenOneIsMissing) {
   Outcome rec = run(kRecord + " -q -e page-faults -c 1 -o " + data + " -- " + kHotcold + " 0.3");
   ASSERT_EQ(rec.status, 0) << rec.err;
   Outcome info = run(kReport + " info " + data);
-  EXPECT_NE(info.out.find("event           page-faults every 1 events"), std::string::npos)
+  EXPECT_NE(info.out.find("event           page-faults on every event"), std::string::npos)
       << info.out;
   EXPECT_EQ(info.out.find("samples         0\n"), std::string::npos) << info.out;
 
