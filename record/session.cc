@@ -25,6 +25,7 @@
 #include "record/recorder.h"
 #include "record/side_band.h"
 #include "record/status_line.h"
+#include "record/targets.h"
 
 namespace ebprof::record {
 namespace {
@@ -78,41 +79,6 @@ void check_options(const RecordOptions& o) {
                 std::to_string(std::bit_ceil(o.mmap_pages)));
 }
 
-// -p takes process or thread ids, like perf; BPF filters on the process.
-std::vector<uint32_t> resolve_pids(const std::vector<uint32_t>& ids) {
-  std::vector<uint32_t> tgids;
-  for (uint32_t id : ids) {
-    std::optional<uint32_t> tgid = id == 0 ? std::nullopt : read_tgid(id);
-    if (!tgid)
-      throw Error("no process with pid " + std::to_string(id) + " (-p): check the pid with ps");
-    if (std::find(tgids.begin(), tgids.end(), *tgid) == tgids.end())
-      tgids.push_back(*tgid);
-  }
-  return tgids;
-}
-
-// -t takes thread ids, each checked to exist now.
-std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {
-  for (uint32_t tid : tids)
-    if (tid == 0 || !read_tgid(tid))
-      throw Error("no thread with id " + std::to_string(tid) + " (-t): check it with ps -eLf");
-  return tids;
-}
-
-// --cgroup takes a directory of the cgroup v2 hierarchy, like perf's -G.
-UniqueFd open_cgroup(const std::string& path) {
-  if (path.empty())
-    return {};
-  std::string dir = path;
-  if (access(dir.c_str(), F_OK) != 0 && !path.starts_with("/"))
-    dir = "/sys/fs/cgroup/" + path;
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(errno_message("cannot open cgroup " + path, errno) +
-                ": give a directory of the cgroup v2 hierarchy (under /sys/fs/cgroup)");
-  return UniqueFd(fd);
-}
-
 Transport choose_transport(const std::string& name) {
   if (name == "ringbuf")
     return Transport::kRingBuffer;
@@ -135,25 +101,6 @@ std::optional<SideBand> open_side_band() {
                  e.what());
     return std::nullopt;
   }
-}
-
-// The processes that can be sampled and already exist: all of them when
-// system-wide, none when only a command about to start is.
-std::vector<uint32_t> existing_targets(bool system_wide, const std::vector<uint32_t>& pids,
-                                       const std::vector<uint32_t>& tids) {
-  std::vector<uint32_t> out = pids;
-  for (uint32_t tid : tids)
-    if (std::optional<uint32_t> tgid = read_tgid(tid))
-      out.push_back(*tgid);
-  if (system_wide)
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      uint32_t pid = 0;
-      const std::string name = entry.path().filename().string();
-      auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-      if (ec == std::errc() && end == name.data() + name.size())
-        out.push_back(pid);
-    }
-  return out;
 }
 
 // Like perf: an existing recording is kept as FILE.old rather than lost.

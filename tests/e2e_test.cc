@@ -551,7 +551,8 @@ TEST(EndToEnd, CgroupLimitsSamplingToItsTasks) {
       root = dir;
   if (root.empty())
     GTEST_SKIP() << "no cgroup v2 hierarchy is mounted";
-  fs::path cg = fs::path(root) / ("ebprof-test-" + std::to_string(getpid()));
+  const std::string name = "ebprof-test-" + std::to_string(getpid());
+  fs::path cg = fs::path(root) / name;
   fs::create_directory(cg);
   pid_t inside =
       spawn({"/bin/sh", "-c",
@@ -559,7 +560,8 @@ TEST(EndToEnd, CgroupLimitsSamplingToItsTasks) {
   pid_t outside = spawn({"/bin/sh", "-c", "exec " + kTwoThreads + " 2.5 >/dev/null"});
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::string data = temp_file("cgroup.data");
-  Outcome rec = run(kRecord + " -a -F 499 -G " + cg.string() + " --duration 1.5 -o " + data);
+  // Relative to the v2 mount, like perf's -G.
+  Outcome rec = run(kRecord + " -a -F 499 -G " + name + " --duration 1.5 -o " + data);
   wait_exit(inside);
   wait_exit(outside);
   fs::remove(cg);

@@ -1,0 +1,87 @@
+#include "record/targets.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <filesystem>
+#include <optional>
+
+#include "common/error.h"
+#include "record/proc_file.h"
+#include "record/proc_maps.h"
+
+namespace ebprof::record {
+
+std::vector<uint32_t> resolve_pids(const std::vector<uint32_t>& ids) {
+  std::vector<uint32_t> tgids;
+  for (uint32_t id : ids) {
+    std::optional<uint32_t> tgid = id == 0 ? std::nullopt : read_tgid(id);
+    if (!tgid)
+      throw Error("no process with pid " + std::to_string(id) + " (-p): check the pid with ps");
+    if (std::find(tgids.begin(), tgids.end(), *tgid) == tgids.end())
+      tgids.push_back(*tgid);
+  }
+  return tgids;
+}
+
+std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {
+  for (uint32_t tid : tids)
+    if (tid == 0 || !read_tgid(tid))
+      throw Error("no thread with id " + std::to_string(tid) + " (-t): check it with ps -eLf");
+  return tids;
+}
+
+namespace {
+
+// Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on most systems,
+// /sys/fs/cgroup/unified on hybrid ones.
+std::string cgroup2_root() {
+  std::string mounts;
+  if (try_read_proc_file("/proc/self/mounts", mounts) == 0) {
+    std::string_view text = mounts;
+    while (!text.empty()) {
+      std::string_view line = take_line(text);
+      // device mountpoint type options ...
+      size_t a = line.find(' '), b = line.find(' ', a + 1), c = line.find(' ', b + 1);
+      if (c != std::string_view::npos && line.substr(b + 1, c - b - 1) == "cgroup2")
+        return std::string(line.substr(a + 1, b - a - 1));
+    }
+  }
+  return "/sys/fs/cgroup";
+}
+
+}  // namespace
+
+UniqueFd open_cgroup(const std::string& path) {
+  if (path.empty())
+    return {};
+  const std::string root = cgroup2_root();
+  const std::string dir = path.starts_with("/") ? path : root + "/" + path;
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(errno_message("cannot open cgroup " + path, errno) +
+                ": give a directory of the cgroup v2 hierarchy (mounted at " + root + ")");
+  return UniqueFd(fd);
+}
+
+std::vector<uint32_t> existing_targets(bool system_wide, const std::vector<uint32_t>& pids,
+                                       const std::vector<uint32_t>& tids) {
+  std::vector<uint32_t> out = pids;
+  for (uint32_t tid : tids)
+    if (std::optional<uint32_t> tgid = read_tgid(tid))
+      out.push_back(*tgid);
+  if (system_wide)
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      uint32_t pid = 0;
+      const std::string name = entry.path().filename().string();
+      auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+      if (ec == std::errc() && end == name.data() + name.size())
+        out.push_back(pid);
+    }
+  return out;
+}
+
+}  // namespace ebprof::record
