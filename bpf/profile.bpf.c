@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Stack sampler: on every perf event, copy the kernel and user stacks of the
- * interrupted task into one ring-buffer record. No BPF stack map is used:
+/* Stack sampler: on every perf event, tracepoint hit or probe hit, copy the
+ * kernel and user stacks of the current task into one record of the ring
+ * buffer (or of this CPU's perf buffer). No BPF stack map is used:
  * STACK_TRACE maps drop stacks on hash collisions, and interning is cheaper
  * and lossless in user space. */
 #include "vmlinux.h"
@@ -213,8 +214,10 @@ int BPF_PROG(forget_exited, struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	/* Only the thread-group leader's exit ends the process. */
-	if (BPF_CORE_READ(task, pid) == tgid)
+	/* Only the last thread's exit ends the process; the leader can exit
+	 * (pthread_exit in main) while others run on. do_exit() has already
+	 * counted this thread out of signal->live. */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&target_tgids, &tgid);
 	return 0;
 }

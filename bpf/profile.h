@@ -19,7 +19,7 @@ enum ebprof_loss_cause {
 	EBPROF_LOSS_CAUSES = 5,
 };
 
-/* One sample as sent through the ring buffer. Only the header and the
+/* One sample as sent through the ring or perf buffer. Only the header and the
  * kernel_frames + user_frames used entries of ips are sent: kernel frames
  * first (leaf first), then user frames (leaf first). */
 struct ebprof_sample {

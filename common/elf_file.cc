@@ -165,13 +165,17 @@ std::optional<uint64_t> ElfSymbolTable::offset_to_vaddr(uint64_t offset) const {
   return std::nullopt;
 }
 
-const ElfSymbol* ElfSymbolTable::find(uint64_t vaddr) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+const ElfSymbol* find_symbol(std::span<const ElfSymbol> symbols, uint64_t address) {
+  auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
                              [](uint64_t a, const ElfSymbol& s) { return a < s.address; });
-  if (it == symbols_.begin())
+  if (it == symbols.begin())
     return nullptr;
   --it;
-  return vaddr < it->address + it->size ? &*it : nullptr;
+  return address - it->address < it->size ? &*it : nullptr;
+}
+
+const ElfSymbol* ElfSymbolTable::find(uint64_t vaddr) const {
+  return find_symbol(symbols_, vaddr);
 }
 
 }  // namespace ebprof

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ struct ElfSymbol {
   std::string name;  // as in the file (mangled)
   bool operator==(const ElfSymbol&) const = default;
 };
+
+// The symbol of `symbols` (sorted by address) whose [address, address +
+// size) holds `address`, or null: a gap or a symbol's end is never named.
+// When several start at the same address, the last of them.
+const ElfSymbol* find_symbol(std::span<const ElfSymbol> symbols, uint64_t address);
 
 // A PT_LOAD segment: file bytes [offset, offset + file_size) at vaddr.
 struct LoadSegment {

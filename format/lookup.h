@@ -21,6 +21,12 @@ inline uint64_t lookup_address(std::span<const uint64_t> frames, size_t i) {
   return frames[i] - (i > 0);
 }
 
+// Puts mappings in the order find_mapping() needs: by start address.
+inline void sort_by_start(std::vector<Mapping>& mappings) {
+  std::sort(mappings.begin(), mappings.end(),
+            [](const Mapping& a, const Mapping& b) { return a.start < b.start; });
+}
+
 // The mapping of `mappings` (sorted by start, not overlapping) that holds
 // `address`, or null.
 inline const Mapping* find_mapping(const std::vector<Mapping>& mappings, uint64_t address) {

@@ -203,11 +203,17 @@ RecordingEnd decode(schema::RecordingEnd::Reader r) {
   end.task_events_lost = r.getTaskEventsLost();
   auto causes = r.getLossCauses();
   auto counts = r.getLossCounts();
-  auto kept = r.getLossSampleKept();  // empty in 1.0 files: every loss was a drop
+  auto kept = r.getLossSampleKept();  // absent in 1.0 files
   if (causes.size() != counts.size() || (kept.size() != 0 && kept.size() != causes.size()))
     throw FrameDamage{"loss lists differ in length"};
-  for (size_t i = 0; i < causes.size(); ++i)
-    end.losses.push_back({str(causes[i]), counts[i], kept.size() != 0 && kept[i]});
+  for (size_t i = 0; i < causes.size(); ++i) {
+    std::string cause = str(causes[i]);
+    // 1.0 wrote samples with an unreadable half all the same.
+    bool sample_kept = kept.size() != 0
+                           ? kept[i]
+                           : cause == "kernel stack unreadable" || cause == "user stack unreadable";
+    end.losses.push_back({std::move(cause), counts[i], sample_kept});
+  }
   return end;
 }
 

@@ -21,6 +21,10 @@ namespace {
 
 constexpr const char* kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
 
+// The kernel caps a BPF ring buffer's size well above this; a larger one
+// only costs locked memory.
+constexpr size_t kMaxRingBytes = size_t{1} << 30;
+
 [[noreturn]] void throw_bpf(const std::string& what, int err) {
   if (err == EPERM || err == EACCES)
     throw missing_privileges(what);
@@ -85,11 +89,14 @@ const char* transport_name(Transport t) {
   return t == Transport::kRingBuffer ? "ringbuf" : "perfbuf";
 }
 
-size_t pages_per_cpu_for(const SamplingRate& rate) {
+size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count) {
   const uint64_t frequency = rate.frequency ? rate.frequency : 1000;
   constexpr size_t kTypicalSampleBytes = 1024;  // header + ~120 frames
   const size_t pages = frequency * kTypicalSampleBytes / getpagesize();
-  return std::bit_ceil(std::clamp<size_t>(pages, 64, 16384));
+  // The shared ring buffer of many CPUs must stay within kMaxRingBytes.
+  const size_t most =
+      std::bit_floor(kMaxRingBytes / getpagesize() / std::max<size_t>(cpu_count, 1));
+  return std::min(std::bit_ceil(std::clamp<size_t>(pages, 64, 16384)), std::max<size_t>(most, 1));
 }
 
 void BpfSampler::SkelDelete::operator()(profile_bpf* skel) const {
@@ -113,6 +120,10 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
   // One ring for all CPUs, as large as the per-CPU buffers together.
   const size_t ring_bytes =
       std::bit_ceil(config.pages_per_cpu * getpagesize() * config.cpus.size());
+  if (ring && ring_bytes > kMaxRingBytes)
+    throw Error("-m " + std::to_string(config.pages_per_cpu) + " pages on " +
+                std::to_string(config.cpus.size()) + " CPUs is more than the " +
+                std::to_string(kMaxRingBytes >> 20) + " MiB ring buffer allowed: lower -m");
   skel_->rodata->filter_tgid = config.filter_pids;
   skel_->rodata->filter_tid = config.filter_tids;
   skel_->rodata->filter_cgroup = config.cgroup_fd >= 0;
@@ -162,10 +173,7 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
     perf_ring_ = std::make_unique<PerfRing>(
         bpf_map__fd(skel_->maps.perf_events), config.pages_per_cpu,
         bpf_output_attr(config.pages_per_cpu), config.cpus,
-        [this](int, std::span<const std::byte> record) {
-          if (std::span<const std::byte> raw = raw_data(record); !raw.empty())
-            handler_(raw);
-        });
+        [this](int, std::span<const std::byte> record) { keep_raw(raw_data(record)); });
   }
   if (config.filter_pids) {
     for (bpf_program* prog : {skel_->progs.follow_fork, skel_->progs.forget_exited}) {
@@ -235,6 +243,31 @@ void BpfSampler::add_pid(uint32_t pid) {
     throw_errno("adding pid " + std::to_string(pid) + " to the BPF filter", errno);
 }
 
+void BpfSampler::keep_raw(std::span<const std::byte> raw) {
+  if (raw.size() < sizeof(uint64_t))
+    return;
+  // Copied into 8-byte-aligned storage: a raw sample starts 4 bytes into
+  // its 8-byte-aligned perf record, and the decoder reads u64 frames.
+  const size_t words = (raw.size() + 7) / 8;
+  const size_t at = arena_.size();
+  arena_.resize(at + words);
+  std::memcpy(arena_.data() + at, raw.data(), raw.size());
+  pending_.push_back({arena_[at], at, raw.size()});  // time_ns leads every record
+}
+
+void BpfSampler::hand_over_in_time_order() {
+  // libbpf drains one CPU's buffer after another; the process tracker
+  // applies mapping events in sample-time order, so samples must come in
+  // time order too, as they do from the one shared ring buffer.
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Pending& a, const Pending& b) { return a.time_ns < b.time_ns; });
+  for (const Pending& p : pending_)
+    handler_(std::span<const std::byte>(reinterpret_cast<const std::byte*>(arena_.data() + p.word),
+                                        p.bytes));
+  pending_.clear();
+  arena_.clear();
+}
+
 void BpfSampler::add_tid(uint32_t tid) {
   uint8_t one = 1;
   if (bpf_map__update_elem(skel_->maps.target_tids, &tid, sizeof(tid), &one, sizeof(one), BPF_ANY))
@@ -251,6 +284,7 @@ void BpfSampler::wait(int timeout_ms) {
 void BpfSampler::consume() {
   if (perf_ring_) {
     perf_ring_->consume();
+    hand_over_in_time_order();
     return;
   }
   int n = ring_buffer__consume(ring_.get());

@@ -42,11 +42,13 @@ struct SamplerConfig {
 // Buffer size for a sampling rate, in pages per CPU: room for about a second
 // of samples of typical depth, so a reader that stalls briefly loses nothing.
 // With a period (-c) the rate is unknown; 1000 samples per second is assumed.
-size_t pages_per_cpu_for(const SamplingRate& rate);
+// The ring buffer, one for all `cpu_count` CPUs, stays within 1 GiB.
+size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count);
 
-// Owns the BPF side: opens, configures, loads and attaches profile.bpf.c to a
-// sampling perf event on every CPU, and reads its ring buffer. Everything it owns
-// is released in reverse order of creation, on any path.
+// Owns the BPF side: opens, configures, loads and attaches profile.bpf.c to
+// the event (a sampling perf event on every CPU, a tracepoint or a probe),
+// and reads the samples from the ring buffer or the perf buffers.
+// Everything it owns is released on any path, programs first.
 class BpfSampler {
  public:
   using Handler = std::function<void(std::span<const std::byte> record)>;
@@ -85,14 +87,26 @@ class BpfSampler {
   };
   static int on_record(void* ctx, void* data, size_t size);
   void attach_event(const SamplerConfig& config);
+  // The perf-buffer transport: records are kept, then handed over sorted.
+  void keep_raw(std::span<const std::byte> raw);
+  void hand_over_in_time_order();
 
   Handler handler_;
   // An exception thrown by the handler, held while libbpf (C) unwinds.
   std::exception_ptr handler_error_;
+  // Destroyed in reverse order: programs are detached first, so none
+  // writes into a reader that is gone, and the object goes last.
   std::unique_ptr<profile_bpf, SkelDelete> skel_;
-  std::vector<std::unique_ptr<bpf_link, LinkDelete>> links_;
   std::unique_ptr<ring_buffer, RingDelete> ring_;  // kRingBuffer
   std::unique_ptr<PerfRing> perf_ring_;            // kPerfBuffers
+  std::vector<std::unique_ptr<bpf_link, LinkDelete>> links_;
+  struct Pending {
+    uint64_t time_ns;
+    size_t word;  // where in arena_
+    size_t bytes;
+  };
+  std::vector<uint64_t> arena_;
+  std::vector<Pending> pending_;
 };
 
 }  // namespace ebprof::record

@@ -1,12 +1,14 @@
 #include "record/jit_maps.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <string>
 
-#include "format/lookup.h"
+#include "common/unique_fd.h"
 #include "record/proc_file.h"
 
 namespace ebprof::record {
@@ -19,6 +21,33 @@ bool take_hex(std::string_view& s, uint64_t& value) {
   if (ec != std::errc() || end == s.data() + s.size() || *end != ' ')
     return false;
   s.remove_prefix(static_cast<size_t>(end - s.data()) + 1);
+  return true;
+}
+
+// Reads the perf map at `path` if it changed size since `size`. The file is
+// written by the profiled process, which may be hostile: it must be a
+// regular file (not a FIFO that blocks, not a device that never ends, not a
+// symlink to a host file), owned by root or the process's owner, and at most
+// kMaxMapBytes.
+bool read_perf_map(const std::string& path, off_t& size, std::string& out) {
+  constexpr off_t kMaxMapBytes = 64 << 20;
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {
+  }, owner{};
+  if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == size ||
+      st.st_size > kMaxMapBytes)
+    return false;
+  // /proc/PID/root/.. would be the host's root: the owner is taken from
+  // /proc/PID itself.
+  const std::string proc = path.substr(0, path.find("/root/"));
+  if (stat(proc.c_str(), &owner) != 0 || (st.st_uid != 0 && st.st_uid != owner.st_uid))
+    return false;
+  out.resize(static_cast<size_t>(st.st_size));
+  ssize_t n = pread(fd.get(), out.data(), out.size(), 0);
+  if (n < 0)
+    return false;
+  out.resize(static_cast<size_t>(n));
+  size = st.st_size;
   return true;
 }
 
@@ -40,31 +69,20 @@ std::vector<ElfSymbol> parse_perf_map(std::string_view text) {
 }
 
 const ElfSymbol* JitMaps::find(uint32_t pid, uint32_t namespace_pid, uint64_t ip, uint64_t now_ns) {
-  auto covering = [ip](const std::vector<ElfSymbol>& symbols) -> const ElfSymbol* {
-    auto it = std::upper_bound(symbols.begin(), symbols.end(), ip,
-                               [](uint64_t a, const ElfSymbol& s) { return a < s.address; });
-    if (it == symbols.begin())
-      return nullptr;
-    --it;
-    return ip - it->address < it->size ? &*it : nullptr;
-  };
   Table& t = tables_[pid];
-  if (const ElfSymbol* s = covering(t.symbols))
+  if (const ElfSymbol* s = find_symbol(t.symbols, ip))
     return s;
-  if (t.size >= 0 && now_ns < t.read_at_ns + kRereadIntervalNs)
+  // Most processes have no map at all: looking again is rate-limited too.
+  if (t.read_at_ns && now_ns < t.read_at_ns + kRereadIntervalNs)
     return nullptr;
   t.read_at_ns = now_ns;
   const std::string path = "/proc/" + std::to_string(pid) + "/root/tmp/perf-" +
                            std::to_string(namespace_pid ? namespace_pid : pid) + ".map";
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || st.st_size == t.size)
-    return nullptr;
   std::string text;
-  if (try_read_proc_file(path, text) != 0)
+  if (!read_perf_map(path, t.size, text))
     return nullptr;
-  t.size = st.st_size;
   t.symbols = parse_perf_map(text);
-  return covering(t.symbols);
+  return find_symbol(t.symbols, ip);
 }
 
 }  // namespace ebprof::record

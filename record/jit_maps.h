@@ -20,8 +20,8 @@ std::vector<ElfSymbol> parse_perf_map(std::string_view text);
 // The JIT symbols of each process, read from the perf map in its own root
 // (/proc/PID/root/tmp/perf-NSPID.map, NSPID being its pid in its own
 // namespace) while it is alive. JIT compilers append as they compile: an
-// address not found is looked up again after a re-read, at most every
-// kRereadIntervalNs per process.
+// address not found is looked up again after a re-read when the file grew;
+// tries, found or not, are at most every kRereadIntervalNs per process.
 class JitMaps {
  public:
   static constexpr uint64_t kRereadIntervalNs = 100'000'000;

@@ -130,11 +130,9 @@ bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols) {
   return std::all_of(symbols.begin(), symbols.end(), [](const auto& s) { return s.address == 0; });
 }
 
-std::vector<format::KernelSymbol> read_kallsyms() {
+std::vector<format::KernelSymbol> read_kallsyms(const std::vector<format::KernelModule>& modules) {
   std::vector<format::KernelSymbol> symbols = parse_kallsyms(read_proc_file("/proc/kallsyms"));
-  std::string modules;
-  try_read_proc_file("/proc/modules", modules);  // missing without module support
-  bound_kernel_symbols(symbols, parse_proc_modules(modules));
+  bound_kernel_symbols(symbols, modules);
   return symbols;
 }
 

@@ -43,9 +43,9 @@ void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
 // True when every address is zero: kernel.kptr_restrict hides them from us.
 bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols);
 
-// /proc/kallsyms, bounded with /proc/modules (absent on kernels without
-// loadable modules).
-std::vector<format::KernelSymbol> read_kallsyms();
+// /proc/kallsyms, bounded with the loaded modules' ranges (none on kernels
+// without loadable modules).
+std::vector<format::KernelSymbol> read_kallsyms(const std::vector<format::KernelModule>& modules);
 
 // The kernel's symbols, handed out as samples need them: each symbol that
 // covers a sampled address is returned once, so the recording embeds the

@@ -7,17 +7,30 @@
 
 #include "common/elf_file.h"
 #include "common/error.h"
+#include "record/privileges.h"
 
 namespace ebprof::record {
 namespace {
 
 namespace fs = std::filesystem;
 
+// Whether `path` exists; tracefs is root-only on many systems, and that is
+// worth its own message rather than a filesystem exception.
+bool present(const fs::path& path) {
+  std::error_code ec;
+  bool found = fs::exists(path, ec);
+  if (ec && (ec.value() == EACCES || ec.value() == EPERM))
+    throw missing_privileges("reading " + path.string());
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw Error("cannot read " + path.string() + ": " + ec.message());
+  return found;
+}
+
 // Where tracefs is, mounting it at its usual place when it is nowhere: a
 // fresh machine often has it unmounted, and libbpf needs it to attach.
 fs::path tracefs() {
   for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-    if (fs::exists(fs::path(dir) / "events"))
+    if (present(fs::path(dir) / "events"))
       return dir;
   if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
     return "/sys/kernel/tracing";
@@ -32,8 +45,8 @@ EventSpec tracepoint(const std::string& name, const std::string& spec) {
   EventSpec e{EventSpec::Kind::kTracepoint, name, 0, 0, spec.substr(0, colon),
               spec.substr(colon + 1)};
   const fs::path events = tracefs() / "events";
-  if (!fs::exists(events / e.group / e.target / "id")) {
-    const bool group = fs::exists(events / e.group);
+  if (!present(events / e.group / e.target / "id")) {
+    const bool group = present(events / e.group);
     throw Error("-e " + name + ": this kernel has no tracepoint " + spec + "; list " +
                 (group ? "the " + e.group + " ones with ls " + (events / e.group).string()
                        : "the categories with ls " + events.string()));
@@ -62,7 +75,7 @@ EventSpec uprobe(const std::string& name, const std::string& spec) {
 EventSpec kprobe(const std::string& name, const std::string& symbol) {
   if (symbol.empty())
     throw Error("-e " + name + ": expected kprobe:SYMBOL, e.g. kprobe:do_sys_openat2");
-  if (!fs::exists(tracefs() / "kprobe_events"))
+  if (!present(tracefs() / "kprobe_events"))
     throw Error("-e " + name +
                 ": this kernel has no kprobes (no kprobe_events in tracefs); take stacks on a "
                 "tracepoint instead (-e tracepoint:CATEGORY:NAME)");

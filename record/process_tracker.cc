@@ -26,7 +26,7 @@ void insert_mapping(std::vector<format::Mapping>& mappings, format::Mapping m) {
     }
   }
   out.push_back(std::move(m));
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  format::sort_by_start(out);
   mappings = std::move(out);
 }
 
@@ -40,6 +40,7 @@ void ProcessTracker::seed(format::ProcessInfo info) {
   p.maps_error = std::move(info.maps_error);
   p.place = std::move(info.place);
   p.changed_at_ns = p.read_at_ns = info.captured_at_ns;
+  p.read_once = true;
 }
 
 void ProcessTracker::refill() {
@@ -51,6 +52,9 @@ void ProcessTracker::refill() {
   }
   const size_t first = queue_.size();
   refill_(queue_);
+  for (size_t i = first; i < queue_.size(); ++i)
+    if (queue_[i].kind == TaskEvent::Kind::kLost)
+      lost_events_ += queue_[i].lost;
   // Events of a later drain can predate the last ones of an earlier drain by
   // a few microseconds (CPUs interleave): keep the queue in time order.
   std::inplace_merge(queue_.begin() + static_cast<ptrdiff_t>(head_),
@@ -74,7 +78,9 @@ void ProcessTracker::apply(const TaskEvent& e) {
         child.place = parent->second.place;
         child.place.namespace_pid = 0;  // its own; read when it is written
       } else {
+        // /proc tells, on its first sample, what the events cannot.
         child.maps_error = "forked from a process whose maps were never read";
+        child.recheck = true;
       }
       child.changed_at_ns = e.time_ns;
       processes_[e.pid] = std::move(child);
@@ -87,25 +93,37 @@ void ProcessTracker::apply(const TaskEvent& e) {
       p.maps_error.clear();
       p.changed_at_ns = e.time_ns;
       p.dirty = true;
+      p.recheck = false;
+      // A thread other than the leader can exec: the leader's EXIT came
+      // first, and the process lives on.
+      p.exited_at_ns = 0;
       break;
     }
     case TaskEvent::Kind::kMmap: {
       auto it = processes_.find(e.pid);
       if (it == processes_.end())
         break;  // never seen born, never seeded: /proc will tell when sampled
-      insert_mapping(it->second.mappings, e.mapping);
-      it->second.maps_error.clear();
-      it->second.changed_at_ns = e.time_ns;
-      it->second.dirty = true;
+      Process& p = it->second;
+      p.exited_at_ns = 0;  // mapping, so alive (the leader alone may have exited)
+      std::vector<format::Mapping> before = p.mappings;
+      insert_mapping(p.mappings, e.mapping);
+      // JITs flip W^X protections on the same range over and over: only a
+      // real change is worth a new capture.
+      if (p.mappings == before)
+        break;
+      p.maps_error.clear();
+      p.changed_at_ns = e.time_ns;
+      p.dirty = true;
       break;
     }
     case TaskEvent::Kind::kExit:
+      // The leader's exit; the process may live on in other threads, which
+      // the next exec, mmap or sample shows.
       if (auto it = processes_.find(e.pid); it != processes_.end())
         it->second.exited_at_ns = e.time_ns;
       break;
     case TaskEvent::Kind::kLost:
-      lost_events_ += e.lost;
-      break;
+      break;  // counted when drained
   }
 }
 
@@ -120,13 +138,13 @@ void ProcessTracker::advance(uint64_t time_ns) {
 void ProcessTracker::read_proc(uint32_t pid, Process& p, uint64_t now_ns) {
   format::ProcessInfo info = reader_(pid, now_ns);
   p.read_at_ns = now_ns;
+  p.read_once = true;
   p.recheck = false;
   // A re-read that finds nothing (the process is exiting, or gone) adds no
   // information and must not shadow maps that were known.
   if (info.mappings.empty() && !p.mappings.empty())
     return;
-  std::sort(info.mappings.begin(), info.mappings.end(),
-            [](const auto& a, const auto& b) { return a.start < b.start; });
+  format::sort_by_start(info.mappings);
   // Nothing changed (the unresolved address is junk from a broken frame
   // chain, say): writing the same maps again would only cost space.
   if (p.ever_written && info.mappings == p.mappings)
@@ -177,6 +195,8 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
     }
   }
   Process& p = it->second;
+  if (p.exited_at_ns && time_ns > p.exited_at_ns)
+    p.exited_at_ns = 0;  // sampled after its leader's exit: alive
   if (!p.dirty && new_stack && !p.recheck && !maps_all(p, user)) {
     refill();
     apply_until(time_ns);
@@ -187,7 +207,7 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
   }
   // A needed re-read that is rate-limited now happens on a later sample of
   // the process, stack new or not.
-  if (p.recheck && time_ns >= p.read_at_ns + kRereadIntervalNs)
+  if (p.recheck && (!p.read_once || time_ns >= p.read_at_ns + kRereadIntervalNs))
     read_proc(pid, p, time_ns);
   if (!p.dirty)
     return std::nullopt;

@@ -74,6 +74,7 @@ class ProcessTracker {
     uint64_t changed_at_ns = 0;
     uint64_t exited_at_ns = 0;
     uint64_t read_at_ns = 0;  // last /proc read
+    bool read_once = false;   // read_at_ns is set
     bool dirty = true;        // changed since last written
     bool ever_written = false;
     bool recheck = false;  // a stack had an address outside `mappings`

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "format/losses.h"
 #include "record/host_info.h"
 #include "record/sample_decoder.h"
 
@@ -79,15 +80,7 @@ void Recorder::write_losses(uint64_t now_ns, const std::vector<format::LossCount
 
 std::vector<format::LossCount> Recorder::loss_totals(
     const std::vector<format::LossCount>& in_kernel) const {
-  std::vector<format::LossCount> totals;
-  for (const format::LossCount& l : all_losses(in_kernel, stats_.malformed)) {
-    auto it = std::find_if(totals.begin(), totals.end(),
-                           [&](const auto& t) { return t.cause == l.cause; });
-    if (it == totals.end())
-      it = totals.insert(totals.end(), {l.cause, 0, l.sample_kept});
-    it->count += l.count;
-  }
-  return totals;
+  return format::totals_by_cause(all_losses(in_kernel, stats_.malformed));
 }
 
 void Recorder::flush(uint64_t now_ns, bool force) {

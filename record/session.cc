@@ -117,7 +117,7 @@ KernelSymbolIndex kernel_symbols(format::RecordingInfo& info) {
   KernelIdentity kernel = read_kernel_identity();
   info.kernel_build_id = std::move(kernel.build_id);
   info.kernel_modules = std::move(kernel.modules);
-  std::vector<format::KernelSymbol> symbols = read_kallsyms();
+  std::vector<format::KernelSymbol> symbols = read_kallsyms(info.kernel_modules);
   if (kallsyms_hidden(symbols)) {
     std::fprintf(stderr,
                  "ebprof-record: warning: kernel addresses are hidden (kernel.kptr_restrict): "
@@ -134,6 +134,8 @@ void run_session(const RecordOptions& o) {
   check_options(o);
   const std::vector<uint32_t> pids = resolve_pids(o.pids);
   const std::vector<uint32_t> tids = check_tids(o.tids);
+  if (!tids.empty() && (!o.pids.empty() || !o.command.empty()))
+    throw Error("-t picks threads on its own: give it without -p or a command");
   const UniqueFd cgroup = open_cgroup(o.cgroup);
   const bool has_command = !o.command.empty();
   const bool filter = !pids.empty() || (has_command && !o.all_cpus);
@@ -161,8 +163,14 @@ void run_session(const RecordOptions& o) {
             info.place = std::move(place);
       });
   const uint64_t seeded_at = monotonic_ns();
-  for (uint32_t pid : existing_targets(!filter && tids.empty(), pids, tids))
+  size_t seeded = 0;
+  for (uint32_t pid : existing_targets(!filter && tids.empty(), pids, tids)) {
     tracker.seed(read_process(pid, seeded_at, identities));
+    // A busy host maps and execs while thousands of processes are read:
+    // keep the side band from overflowing meanwhile.
+    if (++seeded % 64 == 0)
+      tracker.refill();
+  }
 
   std::unique_ptr<Recorder> recorder;
   SamplerConfig config{event,
@@ -172,9 +180,10 @@ void run_session(const RecordOptions& o) {
                        !tids.empty(),
                        cgroup.get(),
                        choose_transport(o.transport),
-                       o.mmap_pages ? o.mmap_pages : pages_per_cpu_for(rate)};
+                       o.mmap_pages ? o.mmap_pages : pages_per_cpu_for(rate, cpus.size())};
   // Records only arrive inside consume(), after `recorder` is set.
   BpfSampler sampler(config, [&](std::span<const std::byte> r) { recorder->on_record(r); });
+  tracker.refill();  // loading and verifying took a while
   for (uint32_t pid : pids)
     sampler.add_pid(pid);
   for (uint32_t tid : tids)

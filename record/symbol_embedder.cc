@@ -60,7 +60,7 @@ void SymbolEmbedder::take_new(uint32_t pid, std::span<const uint64_t> user,
 void SymbolEmbedder::take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker) {
   const format::ProcessPlace* place = tracker.place(pid);
   const ElfSymbol* sym = jit_maps_.find(pid, place ? place->namespace_pid : 0, ip, monotonic_ns());
-  if (sym && jit_taken_.insert({pid, sym->address}).second)
+  if (sym && jit_taken_.insert({pid, sym->address, sym->name}).second)
     jit_pending_[pid].push_back(*sym);
 }
 

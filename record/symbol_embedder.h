@@ -6,6 +6,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -48,7 +49,8 @@ class SymbolEmbedder {
 
   std::unordered_map<std::string, Binary> binaries_;  // by build-id
   JitMaps jit_maps_;
-  std::set<std::pair<uint32_t, uint64_t>> jit_taken_;  // (pid, symbol address)
+  // (pid, address, name): code regenerated at an address gets its new name.
+  std::set<std::tuple<uint32_t, uint64_t, std::string>> jit_taken_;
   std::map<uint32_t, std::vector<ElfSymbol>> jit_pending_;
   size_t embedded_ = 0;
 };

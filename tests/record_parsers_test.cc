@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/error.h"
@@ -10,6 +12,10 @@
 #include "record/kallsyms.h"
 #include "record/perf_events.h"
 #include "record/proc_maps.h"
+
+extern "C" __attribute__((noinline)) void ebprof_parser_test_marker() {
+  asm volatile("");
+}
 
 namespace ebprof::record {
 namespace {
@@ -188,6 +194,36 @@ TEST(PerfMap, ParsesWhatJitCompilersWrite) {
   ASSERT_EQ(symbols.size(), 2u);
   EXPECT_EQ(symbols[0], (ElfSymbol{0x7f0000000000, 0x10, "stub"}));
   EXPECT_EQ(symbols[1], (ElfSymbol{0x7f0000001000, 0x40, "LazyCompile:*foo app.js:3"}));
+}
+
+// The perf map is written by the profiled process: a FIFO must not block
+// the recorder, and a symlink (to a host file) is not followed.
+TEST(PerfMap, OnlyARegularFileOfTheProcessIsRead) {
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  const std::string map = "/tmp/perf-" + std::to_string(pid) + ".map";
+  const std::string real = testing::TempDir() + "/real.map";
+  auto code = reinterpret_cast<uint64_t>(&ebprof_parser_test_marker);
+  std::ofstream(real) << std::hex << code << " 10 marked\n";
+  uint64_t now = 1'000'000'000;
+  auto step = [&] { return now += JitMaps::kRereadIntervalNs; };
+
+  unlink(map.c_str());
+  ASSERT_EQ(mkfifo(map.c_str(), 0600), 0);
+  JitMaps fifo;
+  EXPECT_EQ(fifo.find(pid, 0, code, step()), nullptr);  // returns: does not block
+  unlink(map.c_str());
+
+  ASSERT_EQ(symlink(real.c_str(), map.c_str()), 0);
+  JitMaps link;
+  EXPECT_EQ(link.find(pid, 0, code, step()), nullptr);
+  unlink(map.c_str());
+
+  std::filesystem::copy_file(real, map);
+  JitMaps file;
+  const ElfSymbol* s = file.find(pid, 0, code + 4, step());
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->name, "marked");
+  unlink(map.c_str());
 }
 
 TEST(ProcStatus, NamespacePidIsTheInnermost) {

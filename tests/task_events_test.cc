@@ -188,6 +188,56 @@ TEST(ProcessTracker, AForkInheritsItsParentsMaps) {
   EXPECT_EQ(t.proc_reads, 0);
 }
 
+TEST(ProcessTracker, ALeaderExitDoesNotEndAProcessThatGoesOn) {
+  SideBandTracker t;
+  t.tracker.seed({7, "p", 1, {{0x1000, 0x2000, 0, "/bin/p"}}, ""});
+  // The leader exits (pthread_exit in main, or a thread's exec); the
+  // process maps more and is sampled later.
+  t.add(task(PERF_RECORD_EXIT, 7, 1, 7, 10));
+  t.add(mmap2(7, 0x5000, 0x1000, 0, "/lib/late.so", 20));
+  t.tracker.refill();
+  t.tracker.advance(30 + ProcessTracker::kKeepExitedNs);
+  EXPECT_TRUE(t.tracker.find_mapping(7, 0x5100));
+  // An exec by a surviving thread, after the leader's exit, too.
+  t.add(task(PERF_RECORD_EXIT, 7, 1, 7, 100));
+  t.add(exec_comm(7, "again", 101));
+  t.tracker.refill();
+  t.tracker.advance(200 + ProcessTracker::kKeepExitedNs);
+  std::vector<uint64_t> user = {0x1100};
+  auto p = t.tracker.observe(7, user, true, 300 + ProcessTracker::kKeepExitedNs);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->comm, "again");
+  EXPECT_EQ(t.proc_reads, 0);
+}
+
+TEST(ProcessTracker, AForkOfAnUnseenParentReadsProcOnItsFirstSample) {
+  SideBandTracker t;
+  t.add(task(PERF_RECORD_FORK, 8, 5, 8, 10));  // pid 5 was never seen
+  std::vector<uint64_t> user = {0x1100};
+  t.tracker.observe(8, user, false, 20);
+  EXPECT_EQ(t.proc_reads, 1);
+}
+
+TEST(ProcessTracker, RemappingTheSameRangeIsNoChange) {
+  SideBandTracker t;
+  t.tracker.seed({7, "p", 1, {{0x1000, 0x2000, 0, "/bin/p"}}, ""});
+  std::vector<uint64_t> user = {0x1100};
+  ASSERT_TRUE(t.tracker.observe(7, user, true, 5));
+  // A JIT flipping W^X on its code: the same mapping again and again.
+  for (uint64_t time = 10; time < 20; ++time)
+    t.add(mmap2(7, 0x1000, 0x1000, 0, "/bin/p", time));
+  EXPECT_FALSE(t.tracker.observe(7, user, false, 30));
+}
+
+TEST(ProcessTracker, DroppedEventsAreCountedWhenDrained) {
+  SideBandTracker t;
+  RecordBuilder lost(PERF_RECORD_LOST, 0);
+  lost.put(uint64_t{1}).put(uint64_t{42});
+  t.add(lost.finish(0, 1'000'000'000'000));  // far in the future: never applied yet
+  t.tracker.refill();
+  EXPECT_EQ(t.tracker.lost_events(), 42u);
+}
+
 TEST(ProcessTracker, ExitedProcessesAreForgottenLater) {
   SideBandTracker t;
   t.tracker.seed({7, "p", 1, {{0x1000, 0x2000, 0, "/bin/p"}}, ""});
