@@ -15,15 +15,32 @@ void append_name(std::string& line, const std::string& name) {
 
 }  // namespace
 
-void write_folded(std::ostream& out, const std::vector<SymbolizedStack>& stacks) {
+void write_folded(std::ostream& out, const std::vector<SymbolizedStack>& stacks,
+                  const FoldedOptions& options) {
   std::map<std::string, uint64_t> lines;
   for (const auto& s : stacks) {
     std::string line;
-    append_name(line, s.comm);
-    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) {
-      line += ';';
-      append_name(line, it->name);
+    if (options.comm)
+      append_name(line, s.comm);
+    if (options.pid) {
+      if (options.comm)
+        line += '-';
+      line += std::to_string(s.pid);
     }
+    bool in_user = !s.frames.empty() && !s.frames.back().kernel;
+    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) {
+      if (options.delimit && in_user && it->kernel) {
+        line += line.empty() ? "-" : ";-";
+        in_user = false;
+      }
+      if (!line.empty())
+        line += ';';
+      append_name(line, it->name);
+      if (options.annotate && it->kernel)
+        line += "_[k]";
+    }
+    if (line.empty())
+      line = "[no stack]";
     lines[line] += s.count;
   }
   for (const auto& [line, count] : lines)

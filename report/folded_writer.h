@@ -7,8 +7,16 @@
 
 namespace ebprof::report {
 
+struct FoldedOptions {
+  bool comm = true;       // a first frame naming the command...
+  bool pid = false;       // ...and/or the pid ("comm-pid" with both, as stackcollapse-perf --pid)
+  bool annotate = false;  // kernel frames end in _[k] (inlined ones will in _[i]), like bcc -a
+  bool delimit = false;   // a "-" frame between the user and the kernel half, like bcc -d
+};
+
 // Folded stacks as flamegraph.pl and speedscope read them: one line per
 // distinct call chain, "comm;root;...;leaf COUNT", sorted.
-void write_folded(std::ostream& out, const std::vector<SymbolizedStack>& stacks);
+void write_folded(std::ostream& out, const std::vector<SymbolizedStack>& stacks,
+                  const FoldedOptions& options = {});
 
 }  // namespace ebprof::report

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ebprof::report {
@@ -11,6 +12,9 @@ struct Frame {
   std::string module;  // "libc.so.6", "[kernel.kallsyms]", "[ext4]", ...
   bool kernel = false;
   bool resolved = false;
+  uint64_t address = 0;  // as recorded: the sampled IP, or a return address
+  uint64_t offset = 0;   // of `address` from the symbol's start, when resolved
+  std::string path;      // the mapped file ("" when not file-backed), for script output
 };
 
 }  // namespace ebprof::report

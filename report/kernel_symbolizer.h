@@ -14,7 +14,9 @@ namespace ebprof::report {
 class KernelSymbolizer {
  public:
   explicit KernelSymbolizer(std::vector<format::KernelSymbol> symbols);
-  Frame resolve(uint64_t address) const;
+  // `lookup` is the address to search for (a return address minus one for
+  // caller frames); `address` is the recorded one, shown and offset from.
+  Frame resolve(uint64_t address, uint64_t lookup) const;
 
  private:
   std::vector<format::KernelSymbol> symbols_;  // ascending address

@@ -1,20 +1,29 @@
 // ebprof-report: reads a recording anywhere and writes a report.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <regex>
 
+#include "common/error.h"
 #include "common/main_guard.h"
 #include "report/dump_writer.h"
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
 #include "report/profile.h"
+#include "report/sample_filter.h"
+#include "report/script_writer.h"
+#include "report/stack_filter.h"
 #include "report/symbolizer.h"
 #include "report/top_writer.h"
 
 namespace {
 
-ebprof::report::Profile load(const std::string& input) {
-  ebprof::report::Profile profile = ebprof::report::load_profile(input);
+using namespace ebprof::report;
+
+Profile load(const std::string& input, const SampleFilter* filter) {
+  Profile profile = load_profile(input, filter);
   if (!profile.warning.empty())
     std::fprintf(stderr, "ebprof-report: warning: %s\n", profile.warning.c_str());
   return profile;
@@ -24,15 +33,62 @@ ebprof::report::Profile load(const std::string& input) {
 
 int main(int argc, char** argv) {
   std::string input = "ebprof.data";
+  std::string output;
   std::string format = "top";
-  ebprof::report::TopOptions top;
+  std::string sort = "comm,dso,symbol";
+  std::string time;
+  std::string symbol;
+  TopOptions top;
+  FoldedOptions folded;
+  SampleFilter samples;
+  StackFilter stacks;
 
   CLI::App app{"Symbolize an ebprof recording and report where the time went.", "ebprof-report"};
   app.add_option("-i,--input", input, "Recording to read")->capture_default_str();
-  app.add_option("--format", format, "top: self time per function; folded: flamegraph.pl input")
+  app.add_option("-o,--output", output, "Write the report to this file (default: stdout)");
+  app.add_option("--format", format,
+                 "top: self and children per function, like perf report; folded: flamegraph.pl "
+                 "input; script: every sample, like perf script")
       ->capture_default_str()
-      ->check(CLI::IsMember({"top", "folded"}));
-  app.add_option("-n,--rows", top.rows, "Rows in the top table (0: all)")->capture_default_str();
+      ->check(CLI::IsMember({"top", "folded", "script"}));
+
+  auto* top_group = app.add_option_group("top");
+  top_group->add_option("-n,--rows", top.rows, "Rows in the top table (0: all)")
+      ->capture_default_str();
+  top_group->add_option("-s,--sort", sort, "Row keys: comm, pid, tid, cpu, dso, symbol")
+      ->capture_default_str();
+  top_group->add_flag("--children", top.children,
+                      "Order rows by children (samples anywhere on the stack), not self");
+
+  auto* folded_group = app.add_option_group("folded");
+  std::string prefix = "comm";
+  folded_group
+      ->add_option("--prefix", prefix,
+                   "First frame of each stack: comm, pid, comm,pid (as comm-pid) or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"comm", "pid", "comm,pid", "pid,comm", "none"}));
+  folded_group->add_flag("--annotate", folded.annotate, "Mark kernel frames with _[k]");
+  folded_group->add_flag("--delimit", folded.delimit,
+                         "A '-' frame between the user and kernel halves");
+
+  auto* filters = app.add_option_group("filters");
+  filters->add_option("--pid,--pids", samples.pids, "Only these processes")->delimiter(',');
+  filters->add_option("--tid,--tids", samples.tids, "Only these threads")->delimiter(',');
+  filters->add_option("--comm,--comms", samples.comms, "Only these commands")->delimiter(',');
+  filters->add_option("-C,--cpu", samples.cpus, "Only samples on these CPUs")->delimiter(',');
+  filters->add_option("--time", time,
+                      "Only samples in START,END: seconds from the start, or absolute as script "
+                      "prints them; either side may be empty");
+  filters->add_flag("--include-idle", samples.include_idle, "Count the idle task (pid 0) too");
+  auto* kernel_only =
+      filters->add_flag("--kernel-only", stacks.kernel_only, "Only the kernel half of stacks");
+  filters->add_flag("--user-only", stacks.user_only, "Only the user half of stacks")
+      ->excludes(kernel_only);
+  filters->add_option("--dso,--dsos", stacks.dsos, "Only stacks through these shared objects")
+      ->delimiter(',');
+  filters->add_option("--symbol,--symbols", symbol,
+                      "Only stacks through a function matching this regular expression");
+
   auto* info = app.add_subcommand(
       "info",
       "Describe the recording: header, counts, losses, embedded symbols, bytes per section");
@@ -50,21 +106,48 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ebprof-report: %s (see --help)\n", e.what());
     return 2;
   }
+  folded.comm = prefix.find("comm") != std::string::npos;
+  folded.pid = prefix.find("pid") != std::string::npos;
 
   return ebprof::run_guarded("ebprof-report", [&] {
-    std::ios::sync_with_stdio(false);
-    if (dump->parsed()) {
-      ebprof::report::write_dump(std::cout, input);
-    } else if (info->parsed()) {
-      ebprof::report::write_info(std::cout, input, load(input));
-    } else {
-      ebprof::report::Profile profile = load(input);
-      auto stacks = ebprof::report::symbolize(profile);
-      if (format == "folded")
-        ebprof::report::write_folded(std::cout, stacks);
-      else
-        ebprof::report::write_top(std::cout, profile, stacks, top);
+    top.sort = parse_sort_keys(sort);
+    if (!time.empty())
+      parse_time_window(time, samples);
+    if (!symbol.empty()) {
+      try {
+        stacks.symbol = std::regex(symbol);
+      } catch (const std::regex_error& e) {
+        throw ebprof::Error("--symbol " + symbol + ": not a regular expression (" + e.what() + ")");
+      }
     }
-    std::cout.flush();
+    std::ofstream file;
+    if (!output.empty()) {
+      file.open(output, std::ios::binary | std::ios::trunc);
+      if (!file)
+        throw ebprof::Error(ebprof::errno_message("cannot write " + output, errno) +
+                            ": choose another path with -o");
+    }
+    std::ostream& out = output.empty() ? std::cout : file;
+    std::ios::sync_with_stdio(false);
+
+    if (dump->parsed()) {
+      write_dump(out, input);
+    } else if (info->parsed()) {
+      write_info(out, input, load(input, nullptr));
+    } else if (format == "script") {
+      write_script(out, input, load(input, nullptr), samples, stacks);
+    } else {
+      Profile profile = load(input, &samples);
+      std::vector<SymbolizedStack> symbolized = symbolize(profile);
+      filter_stacks(stacks, symbolized);
+      if (format == "folded")
+        write_folded(out, symbolized, folded);
+      else
+        write_top(out, profile, symbolized, top);
+    }
+    out.flush();
+    if (!out)
+      throw ebprof::Error(ebprof::errno_message(
+          "cannot write " + (output.empty() ? std::string("the report") : output), errno));
   });
 }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "format/lookup.h"
+#include "format/losses.h"
 #include "format/reader.h"
 #include "report/text.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 class ProfileBuilder : public format::RecordingVisitor {
  public:
-  explicit ProfileBuilder(Profile& profile) : p_(profile) {}
+  ProfileBuilder(Profile& profile, const SampleFilter* filter) : p_(profile), filter_(filter) {}
 
   void on_frame(const format::FrameInfo& frame) override {
     auto it = std::find_if(p_.sections.begin(), p_.sections.end(),
@@ -33,8 +34,7 @@ class ProfileBuilder : public format::RecordingVisitor {
     // recorder writes captures in time order; one out of order is dropped.
     if (!captures.empty() && process.captured_at_ns < captures.back().captured_at_ns)
       return;
-    std::sort(process.mappings.begin(), process.mappings.end(),
-              [](const auto& a, const auto& b) { return a.start < b.start; });
+    format::sort_by_start(process.mappings);
     captures.push_back(std::move(process));
   }
   void on_samples(format::SampleBatch&& batch) override {
@@ -42,11 +42,19 @@ class ProfileBuilder : public format::RecordingVisitor {
       p_.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
     for (size_t i = 0; i < batch.comms.size(); ++i)
       p_.comms.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
+    static const std::string kLostComm;
     for (const format::Sample& s : batch.samples) {
-      Key key{s.pid, capture_at(s.pid, s.time_ns), s.comm_id, s.stack_id};
+      ++p_.recorded_samples;
+      if (filter_) {
+        auto comm = p_.comms.find(s.comm_id);
+        if (!keeps(*filter_, s, comm == p_.comms.end() ? kLostComm : comm->second,
+                   p_.info.start_monotonic_ns))
+          continue;
+      }
+      Key key{s.pid, s.tid, s.cpu, capture_at(p_, s.pid, s.time_ns), s.comm_id, s.stack_id};
       auto [it, inserted] = index_.try_emplace(key, p_.counts.size());
       if (inserted)
-        p_.counts.push_back({key.pid, key.capture, key.comm_id, key.stack_id, 0});
+        p_.counts.push_back({key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, 0});
       ++p_.counts[it->second].count;
       if (p_.total_samples++ == 0)
         p_.first_sample_ns = s.time_ns;
@@ -69,9 +77,10 @@ class ProfileBuilder : public format::RecordingVisitor {
   }
 
   void finish() {
+    // Stable: at an address reused for new code, the name written last wins.
     for (auto& [pid, symbols] : p_.jit_symbols)
-      std::sort(symbols.begin(), symbols.end(),
-                [](const auto& a, const auto& b) { return a.address < b.address; });
+      std::stable_sort(symbols.begin(), symbols.end(),
+                       [](const auto& a, const auto& b) { return a.address < b.address; });
     for (auto& [id, e] : embedded_)
       p_.embedded_symbols.try_emplace(id, ElfIdentity{id, ""}, std::move(e.segments),
                                       std::move(e.symbols));
@@ -79,45 +88,49 @@ class ProfileBuilder : public format::RecordingVisitor {
 
  private:
   struct Key {
-    uint32_t pid, capture, comm_id, stack_id;
+    uint32_t pid, tid;
+    uint16_t cpu;
+    uint32_t capture, comm_id, stack_id;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return (uint64_t(k.pid) * 0x9e3779b97f4a7c15ull) ^ (uint64_t(k.stack_id) << 20) ^
-             (uint64_t(k.capture) << 44) ^ k.comm_id;
+      uint64_t h = k.pid;
+      for (uint64_t v : {uint64_t(k.tid), uint64_t(k.cpu), uint64_t(k.capture), uint64_t(k.comm_id),
+                         uint64_t(k.stack_id)})
+        h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+      return h ^ (h >> 32);
     }
   };
 
-  // The latest capture of `pid` taken at or before `time_ns` (the first one
-  // when all are later).
-  uint32_t capture_at(uint32_t pid, uint64_t time_ns) const {
-    auto it = p_.processes.find(pid);
-    if (it == p_.processes.end())
-      return 0;
-    const auto& captures = it->second;
-    auto after = std::upper_bound(
-        captures.begin(), captures.end(), time_ns,
-        [](uint64_t t, const format::ProcessInfo& c) { return t < c.captured_at_ns; });
-    return after == captures.begin() ? 0 : static_cast<uint32_t>(after - captures.begin() - 1);
-  }
-
   Profile& p_;
+  const SampleFilter* filter_;
   std::unordered_map<Key, size_t, KeyHash> index_;
   std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
 };
 
 }  // namespace
 
-Profile load_profile(const std::string& path) {
+Profile load_profile(const std::string& path, const SampleFilter* filter) {
   Profile profile;
-  ProfileBuilder builder(profile);
+  ProfileBuilder builder(profile, filter);
   format::ReadResult result = format::read_recording(path, builder);
   builder.finish();
   profile.warning = result.warning;
   profile.version_major = result.version_major;
   profile.version_minor = result.version_minor;
   return profile;
+}
+
+uint32_t capture_at(const Profile& p, uint32_t pid, uint64_t time_ns) {
+  auto it = p.processes.find(pid);
+  if (it == p.processes.end())
+    return 0;
+  const auto& captures = it->second;
+  auto after = std::upper_bound(
+      captures.begin(), captures.end(), time_ns,
+      [](uint64_t t, const format::ProcessInfo& c) { return t < c.captured_at_ns; });
+  return after == captures.begin() ? 0 : static_cast<uint32_t>(after - captures.begin() - 1);
 }
 
 const format::Mapping* find_mapping(std::span<const format::ProcessInfo> captures,
@@ -138,16 +151,10 @@ std::string describe_rate(const format::RecordingInfo& info) {
 std::vector<format::LossCount> loss_totals(const Profile& p) {
   if (p.end)
     return p.end->losses;
-  std::vector<format::LossCount> totals;
+  std::vector<format::LossCount> all;
   for (const format::Losses& report : p.loss_reports)
-    for (const format::LossCount& l : report.counts) {
-      auto it = std::find_if(totals.begin(), totals.end(),
-                             [&](const auto& t) { return t.cause == l.cause; });
-      if (it == totals.end())
-        it = totals.insert(totals.end(), {l.cause, 0, l.sample_kept});
-      it->count += l.count;
-    }
-  return totals;
+    all.insert(all.end(), report.counts.begin(), report.counts.end());
+  return format::totals_by_cause(all);
 }
 
 std::string describe_losses(const Profile& p, bool sample_kept) {

@@ -9,13 +9,16 @@
 
 #include "common/elf_file.h"
 #include "format/recording.h"
+#include "report/sample_filter.h"
 
 namespace ebprof::report {
 
-// Samples with the same process, maps capture, comm and stack, counted
-// together.
+// Samples with the same process, thread, CPU, maps capture, comm and stack,
+// counted together.
 struct StackCount {
   uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint16_t cpu = 0;
   uint32_t capture = 0;  // index into Profile::processes[pid]: the capture in effect
   uint32_t comm_id = 0;
   uint32_t stack_id = 0;
@@ -41,7 +44,8 @@ struct Profile {
   std::unordered_map<uint32_t, format::Stack> stacks;
   std::unordered_map<uint32_t, std::string> comms;
   std::vector<StackCount> counts;
-  uint64_t total_samples = 0;
+  uint64_t total_samples = 0;     // counted: what the sample filter kept
+  uint64_t recorded_samples = 0;  // in the file
   uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
   std::optional<format::RecordingEnd> end;   // missing when the recorder was killed
@@ -57,8 +61,13 @@ struct Profile {
   uint16_t version_major = 0, version_minor = 0;
 };
 
-// Throws Error when the file cannot be read at all.
-Profile load_profile(const std::string& path);
+// Reads the recording at `path`, counting the samples `filter` keeps (all
+// of them without one). Throws Error when the file cannot be read at all.
+Profile load_profile(const std::string& path, const SampleFilter* filter = nullptr);
+
+// The index of the latest capture of `pid` taken at or before `time_ns`
+// (the first one when all are later): the maps in effect for a sample.
+uint32_t capture_at(const Profile& profile, uint32_t pid, uint64_t time_ns);
 
 // The mapping holding `address` in the first of `captures` that maps it: the
 // capture in effect at a sample's time, then later ones (code mapped after
@@ -81,8 +90,8 @@ std::vector<format::LossCount> loss_totals(const Profile& profile);
 // dropped, or with `sample_kept`, of samples written with partial stacks.
 std::string describe_losses(const Profile& profile, bool sample_kept = false);
 
-// Where and when samples were dropped: "cpu 0: 5, cpu 1: 7; first at 1.20 s,
-// last at 3.41 s", or "" when none were or the file predates loss reports.
+// Where and when samples were dropped: "cpu 0: 5, cpu 1: 7; reported from
+// 1.20 s to 3.41 s", or "" when none were or the file predates loss reports.
 std::string describe_loss_spread(const Profile& profile);
 
 }  // namespace ebprof::report

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,15 +12,37 @@
 
 namespace ebprof::report {
 
-// A distinct (process, comm, stack) of the profile with names for its frames.
+// A distinct (process, thread, CPU, comm, stack) of the profile with names
+// for its frames.
 struct SymbolizedStack {
   uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint16_t cpu = 0;
   std::string comm;
   uint64_t count = 0;
   std::vector<Frame> frames;  // leaf first: kernel frames, then user frames
 };
 
-// Symbolizes every distinct stack of `profile` once. Output writers take the
+// Names the stacks of one profile: each distinct (process, maps capture,
+// stack) once, each frame through the symbolizers' own caches.
+class Symbolizer {
+ public:
+  explicit Symbolizer(const Profile& profile);
+  // The frames of stack `stack_id` of `pid` under its maps capture `capture`.
+  const std::vector<Frame>& frames(uint32_t pid, uint32_t capture, uint32_t stack_id);
+
+ private:
+  struct Key {
+    uint32_t pid, capture, stack_id;
+    auto operator<=>(const Key&) const = default;
+  };
+  const Profile& profile_;
+  KernelSymbolizer kernel_;
+  UserSymbolizer user_;
+  std::map<Key, std::vector<Frame>> cache_;
+};
+
+// Symbolizes every distinct stack of `profile`. Output writers take the
 // result; none of them symbolizes on its own.
 std::vector<SymbolizedStack> symbolize(const Profile& profile);
 

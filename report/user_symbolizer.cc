@@ -63,17 +63,15 @@ std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t lookup) 
   auto table = jit_.find(pid);
   if (table == jit_.end())
     return std::nullopt;
-  const std::vector<ElfSymbol>& symbols = table->second;
-  auto it = std::upper_bound(symbols.begin(), symbols.end(), lookup,
-                             [](uint64_t a, const ElfSymbol& s) { return a < s.address; });
-  if (it == symbols.begin() || lookup - (it - 1)->address >= (it - 1)->size)
+  const ElfSymbol* it = find_symbol(table->second, lookup);
+  if (!it)
     return std::nullopt;
-  --it;
-  auto [name, inserted] = demangled_.try_emplace(&*it);
+  auto [name, inserted] = demangled_.try_emplace(it);
   if (inserted)
     name->second = demangle(it->name);
   // perf names the module after the map file.
-  return Frame{name->second, "perf-" + std::to_string(pid) + ".map", false, true};
+  std::string map = "perf-" + std::to_string(pid) + ".map";
+  return Frame{name->second, map, false, true, 0, lookup - it->address, "/tmp/" + map};
 }
 
 Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
@@ -88,26 +86,32 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
     const std::string& why = captures.front().maps_error;
     return unknown("[unknown]", hex(address) + ", " + (why.empty() ? "no mapping" : why));
   }
-  std::string module = basename_of(m->path);
-  std::string where = module + "+" + hex(address - m->start + m->file_offset);
   // Anonymous executable memory is JIT code, named only by a perf map.
   if (m->path.empty())
     return unknown("[anon]", "[anon]+" + hex(address - m->start) + ", JIT map missing");
+  std::string module = basename_of(m->path);
+  std::string where = module + "+" + hex(address - m->start + m->file_offset);
+  Frame f = unknown(module, where);
+  f.path = m->path;
   // Pseudo-files ([vdso]) have no ELF file.
   if (m->path[0] != '/')
-    return unknown(module, where);
-
+    return f;
   const Choice& choice = choose(*m);
-  if (!choice.table)
-    return unknown(module, where + ", " + choice.why);
+  if (!choice.table) {
+    f.name.insert(f.name.size() - 1, ", " + choice.why);
+    return f;
+  }
   auto vaddr = choice.table->offset_to_vaddr(lookup - m->start + m->file_offset);
   const ElfSymbol* sym = vaddr ? choice.table->find(*vaddr) : nullptr;
   if (!sym)
-    return unknown(module, where);
+    return f;
   auto [it, inserted] = demangled_.try_emplace(sym);
   if (inserted)
     it->second = demangle(sym->name);
-  return Frame{it->second, std::move(module), false, true};
+  f.name = it->second;
+  f.resolved = true;
+  f.offset = *vaddr + (address - lookup) - sym->address;
+  return f;
 }
 
 }  // namespace ebprof::report

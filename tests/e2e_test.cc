@@ -117,9 +117,9 @@ std::vector<TopRow> top_rows(const std::string& data) {
     if (line.empty() || line[0] == '#')
       continue;
     std::istringstream fields(line);
-    std::string pct, kind;
+    std::string children, self, kind;
     TopRow row;
-    fields >> pct >> row.samples >> row.comm >> row.dso >> kind;
+    fields >> children >> self >> row.samples >> row.comm >> row.dso >> kind;
     std::getline(fields >> std::ws, row.symbol);
     rows.push_back(row);
   }
@@ -527,6 +527,80 @@ TEST(EndToEnd, HiddenKernelAddressesAreSaidOnceAndRecorded) {
   EXPECT_NE(info.out.find("addresses were hidden by kernel.kptr_restrict"), std::string::npos)
       << info.out;
   EXPECT_NE(info.out.find("kernel          build-id "), std::string::npos) << info.out;
+}
+
+// Sample counts of a report's folded output, checked line by line the way
+// flamegraph.pl reads it: frames, one space, a count.
+uint64_t folded_total(const std::string& data, const std::string& flags) {
+  Outcome folded = run(kReport + " -i " + data + " --format folded " + flags);
+  EXPECT_EQ(folded.status, 0) << folded.err;
+  uint64_t total = 0;
+  std::istringstream in(folded.out);
+  for (std::string line; std::getline(in, line);) {
+    size_t space = line.rfind(' ');
+    EXPECT_NE(space, std::string::npos) << line;
+    EXPECT_GT(space, 0u) << line;
+    std::string count = line.substr(space + 1);
+    EXPECT_EQ(count.find_first_not_of("0123456789"), std::string::npos) << line;
+    EXPECT_EQ(line.find(";;"), std::string::npos) << line;
+    total += std::stoull(count);
+  }
+  return total;
+}
+
+// Filters split a recording exactly: complementary filters add up to the
+// whole, and script prints one block per sample kept.
+TEST(EndToEnd, ReportFiltersAndOutputsAddUp) {
+  REQUIRE_BPF();
+  std::string data = temp_file("filters.data");
+  Outcome rec = run(kRecord + " -a -F 499 -o " + data + " -- " + kHotcold + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const uint64_t all = folded_total(data, "--include-idle");
+  const uint64_t busy = folded_total(data, "");
+  ASSERT_GT(all, 300u);
+  EXPECT_LE(busy, all);
+
+  const uint64_t hotcold = folded_total(data, "--comm hotcold");
+  EXPECT_GT(hotcold, 300u);
+  EXPECT_EQ(folded_total(data, "--time ,0.5") + folded_total(data, "--time 0.5,"), busy);
+  EXPECT_EQ(folded_total(data, "--cpu 0") + folded_total(data, "--cpu 1"), busy);
+  EXPECT_EQ(folded_total(data, "--comm hotcold --symbol caller_a") +
+                folded_total(data, "--comm hotcold --symbol caller_b"),
+            folded_total(data, "--comm hotcold --symbol 'caller_[ab]'"));
+  EXPECT_EQ(folded_total(data, "--comm hotcold --dso libebprof_demo.so"),
+            folded_total(data, "--comm hotcold --symbol hot_leaf"));
+  // --user-only drops only the samples taken with no user stack.
+  EXPECT_LE(folded_total(data, "--user-only"), busy);
+
+  // script: one block per sample, perf script's header line.
+  Outcome script = run(kReport + " -i " + data + " --format script --comm hotcold");
+  ASSERT_EQ(script.status, 0) << script.err;
+  uint64_t blocks = 0;
+  std::istringstream in(script.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '\t')
+      continue;
+    ++blocks;
+    EXPECT_NE(line.find(" cpu-clock:"), std::string::npos) << line;
+    EXPECT_TRUE(line.starts_with("hotcold ")) << line;
+  }
+  EXPECT_EQ(blocks, hotcold);
+  EXPECT_NE(script.out.find("\t"), std::string::npos);
+  EXPECT_NE(script.out.find(" demo::hot_leaf(unsigned long)+0x"), std::string::npos);
+
+  // -o writes the file; a closed pipe ends the report quietly.
+  std::string out = temp_file("report.txt");
+  Outcome to_file = run(kReport + " -i " + data + " -o " + out + " --format folded");
+  EXPECT_EQ(to_file.status, 0) << to_file.err;
+  EXPECT_TRUE(to_file.out.empty());
+  EXPECT_NE(slurp(out).find("hot_leaf"), std::string::npos);
+  Outcome piped = run(kReport + " -i " + data + " --format script | head -1");
+  EXPECT_EQ(piped.status, 0);
+  EXPECT_EQ(piped.err, "");
+  Outcome bad = run(kReport + " -i " + data + " -o /nonexistent/dir/report.txt");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("cannot write /nonexistent/dir/report.txt"), std::string::npos);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
 // Both transports carry the same profile; the file says which one ran.

@@ -14,6 +14,8 @@
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
 #include "report/kernel_symbolizer.h"
+#include "report/sample_filter.h"
+#include "report/stack_filter.h"
 #include "report/top_writer.h"
 #include "report/user_symbolizer.h"
 #include "workloads/demo_lib.h"
@@ -191,14 +193,15 @@ TEST(KernelSymbolizer, NamesByRangeAndShowsModules) {
   KernelSymbolizer k({{0xffffffff81000100, "schedule", "", 0x100},
                       {0xffffffff81000000, "_stext", "", 0x100},
                       {0xffffffffc0001000, "ext4_read", "ext4", 0x800}});
-  EXPECT_EQ(k.resolve(0xffffffff81000150).name, "schedule");
-  EXPECT_EQ(k.resolve(0xffffffff81000150).module, "[kernel.kallsyms]");
-  EXPECT_EQ(k.resolve(0xffffffff81000010).name, "_stext");
-  EXPECT_EQ(k.resolve(0xffffffffc0001234).module, "[ext4]");
-  EXPECT_FALSE(k.resolve(0x1000).resolved);
+  EXPECT_EQ(k.resolve(0xffffffff81000150, 0xffffffff81000150).name, "schedule");
+  EXPECT_EQ(k.resolve(0xffffffff81000150, 0xffffffff81000150).module, "[kernel.kallsyms]");
+  EXPECT_EQ(k.resolve(0xffffffff81000010, 0xffffffff81000010).name, "_stext");
+  EXPECT_EQ(k.resolve(0xffffffffc0001234, 0xffffffffc0001234).module, "[ext4]");
+  EXPECT_FALSE(k.resolve(0x1000, 0x1000).resolved);
   // Past a symbol's end (a module loaded later, a gap): unknown, not schedule.
-  EXPECT_EQ(k.resolve(0xffffffff81000200).name, "[unknown] (0xffffffff81000200, past schedule)");
-  EXPECT_FALSE(KernelSymbolizer({}).resolve(0xffffffff81000000).resolved);
+  EXPECT_EQ(k.resolve(0xffffffff81000200, 0xffffffff81000200).name,
+            "[unknown] (0xffffffff81000200, past schedule)");
+  EXPECT_FALSE(KernelSymbolizer({}).resolve(0xffffffff81000000, 0xffffffff81000000).resolved);
 }
 
 std::vector<SymbolizedStack> sample_stacks() {
@@ -207,9 +210,9 @@ std::vector<SymbolizedStack> sample_stacks() {
   Frame b{"demo::caller_b()", "hotcold", false, true};
   Frame main_fn{"main", "hotcold", false, true};
   Frame irq{"irq_exit", "[kernel.kallsyms]", true, true};
-  return {{10, "hotcold", 70, {leaf, a, main_fn}},
-          {10, "hotcold", 25, {leaf, b, main_fn}},
-          {11, "hotcold", 5, {irq, leaf, b, main_fn}}};
+  return {{10, 10, 0, "hotcold", 70, {leaf, a, main_fn}},
+          {10, 12, 1, "hotcold", 25, {leaf, b, main_fn}},
+          {11, 11, 1, "hotcold", 5, {irq, leaf, b, main_fn}}};
 }
 
 TEST(FoldedWriter, RootFirstCommFirstMergedAndSorted) {
@@ -226,7 +229,7 @@ TEST(FoldedWriter, RootFirstCommFirstMergedAndSorted) {
 
 TEST(FoldedWriter, SeparatorsInCommsAndNamesCannotForgeFrames) {
   std::ostringstream out;
-  write_folded(out, {{1, "evil;comm\nx", 3, {{"f;g", "m", false, true}}}});
+  write_folded(out, {{1, 1, 0, "evil;comm\nx", 3, {{"f;g", "m", false, true}}}});
   EXPECT_EQ(out.str(), "evil_comm_x;f_g 3\n");
 }
 
@@ -234,12 +237,99 @@ TEST(TopWriter, LongNamesKeepTheirRowIntact) {
   Profile profile;
   std::string name(3000, 'n');
   std::ostringstream out;
-  write_top(out, profile,
-            {{1, "c", 2, {{name, "m", false, true}}}, {1, "c", 1, {{"g", "m", false, true}}}},
-            {.rows = 0});
+  write_top(
+      out, profile,
+      {{1, 1, 0, "c", 2, {{name, "m", false, true}}}, {1, 1, 0, "c", 1, {{"g", "m", false, true}}}},
+      {.rows = 0});
   std::string text = out.str();
   EXPECT_NE(text.find("[.] " + name + "\n"), std::string::npos);
   EXPECT_NE(text.find("[.] g\n"), std::string::npos);
+}
+
+// The rows of a top table, without the header, trailing spaces trimmed.
+std::vector<std::string> top_lines(const std::vector<SymbolizedStack>& stacks, TopOptions o) {
+  Profile profile;
+  profile.recorded_samples = 100;
+  std::ostringstream out;
+  write_top(out, profile, stacks, o);
+  std::vector<std::string> rows;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);)
+    if (!line.starts_with("#"))
+      rows.push_back(line.substr(0, line.find_last_not_of(' ') + 1));
+  return rows;
+}
+
+TEST(TopWriter, SelfAndChildrenPerSortKey) {
+  auto rows = top_lines(sample_stacks(), {.rows = 0});
+  ASSERT_EQ(rows.size(), 2u);
+  // hot_leaf: the leaf of 95 samples, on the stack of all 100.
+  EXPECT_EQ(rows[0],
+            "   100.00%    95.00%        95  hotcold          libdemo.so               [.] "
+            "demo::hot_leaf(unsigned long)");
+  EXPECT_EQ(
+      rows[1],
+      "     5.00%     5.00%         5  hotcold          [kernel.kallsyms]        [k] irq_exit");
+
+  // --children: main, on every stack, leads; callers follow.
+  rows = top_lines(sample_stacks(), {.rows = 3, .children = true});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[0].find("100.00%     0.00%         0  hotcold          hotcold"),
+            std::string::npos)
+      << rows[0];
+  EXPECT_NE(rows[2].find("70.00%     0.00%         0"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[2].find("demo::caller_a()"), std::string::npos) << rows[2];
+
+  // Keys without a frame: self equals children.
+  rows = top_lines(sample_stacks(), {.rows = 0, .sort = parse_sort_keys("pid,cpu")});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], "    70.00%    70.00%        70  10       0");
+  EXPECT_EQ(rows[2], "     5.00%     5.00%         5  11       1");
+  EXPECT_THROW(parse_sort_keys("comm,bogus"), Error);
+  EXPECT_EQ(parse_sort_keys("symbol,tid"), (std::vector<std::string>{"tid", "symbol"}));
+}
+
+TEST(StackFilter, HalvesDsosAndFocus) {
+  auto only = [](StackFilter f) {
+    auto stacks = sample_stacks();
+    filter_stacks(f, stacks);
+    uint64_t total = 0;
+    for (const auto& s : stacks)
+      total += s.count;
+    return std::make_pair(stacks, total);
+  };
+  auto [kernel, kernel_total] = only({.kernel_only = true});
+  EXPECT_EQ(kernel_total, 5u);  // stacks with no kernel half are gone
+  ASSERT_EQ(kernel.size(), 1u);
+  EXPECT_EQ(kernel[0].frames.size(), 1u);
+  auto [user, user_total] = only({.user_only = true});
+  EXPECT_EQ(user_total, 100u);
+  EXPECT_EQ(user[2].frames[0].name, "demo::hot_leaf(unsigned long)");
+  EXPECT_EQ(only({.dsos = {"[kernel.kallsyms]"}}).second, 5u);
+  EXPECT_EQ(only({.symbol = std::regex("caller_b")}).second, 30u);
+  EXPECT_EQ(only({.symbol = std::regex("^nothing$")}).second, 0u);
+}
+
+TEST(SampleFilter, ListsTimeAndIdle) {
+  const uint64_t start = 100'000'000'000;  // the recording began at 100 s
+  format::Sample s{start + 2'500'000'000, 7, 8, 1, 0, 0};
+  EXPECT_TRUE(keeps({}, s, "app", start));
+  EXPECT_FALSE(keeps({}, format::Sample{start, 0, 0, 0, 0, 0}, "swapper/0", start));
+  EXPECT_TRUE(keeps({.include_idle = true}, format::Sample{start, 0, 0, 0, 0, 0}, "x", start));
+  EXPECT_FALSE(keeps({.pids = {9}}, s, "app", start));
+  EXPECT_TRUE(keeps({.tids = {8, 9}}, s, "app", start));
+  EXPECT_FALSE(keeps({.cpus = {0}}, s, "app", start));
+  EXPECT_FALSE(keeps({.comms = {"other"}}, s, "app", start));
+  SampleFilter window;
+  parse_time_window("2,3", window);  // relative: [102 s, 103 s)
+  EXPECT_TRUE(keeps(window, s, "app", start));
+  parse_time_window(",2.5", window);
+  EXPECT_FALSE(keeps(window, s, "app", start));  // the end is exclusive
+  parse_time_window("102.6,", window);           // absolute
+  EXPECT_FALSE(keeps(window, s, "app", start));
+  EXPECT_THROW(parse_time_window("3", window), Error);
+  EXPECT_THROW(parse_time_window("3,2", window), Error);
+  EXPECT_THROW(parse_time_window("a,b", window), Error);
 }
 
 // A small recording written with the real writer, for info and dump.

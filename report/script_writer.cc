@@ -1,0 +1,72 @@
+#include "report/script_writer.h"
+
+#include <cinttypes>
+
+#include "format/reader.h"
+#include "report/symbolizer.h"
+#include "report/text.h"
+
+namespace ebprof::report {
+namespace {
+
+class ScriptWriter : public format::RecordingVisitor {
+ public:
+  ScriptWriter(std::ostream& out, const Profile& profile, const SampleFilter& samples,
+               const StackFilter& stacks)
+      : out_(out), profile_(profile), samples_(samples), stacks_(stacks), symbolizer_(profile) {
+    const auto& info = profile.info;
+    // perf prints the period of each sample; cpu-clock counts nanoseconds.
+    period_ = info.sample_period ? info.sample_period
+              : info.sample_frequency && info.event == "cpu-clock"
+                  ? 1'000'000'000 / info.sample_frequency
+                  : 1;
+  }
+
+  void on_samples(format::SampleBatch&& batch) override {
+    for (size_t i = 0; i < batch.comms.size(); ++i)
+      comms_.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
+    static const std::string kLost = "[lost]";
+    for (const format::Sample& s : batch.samples) {
+      auto comm_it = comms_.find(s.comm_id);
+      const std::string& comm = comm_it == comms_.end() ? kLost : comm_it->second;
+      if (!keeps(samples_, s, comm, profile_.info.start_monotonic_ns))
+        continue;
+      std::vector<SymbolizedStack> one{
+          {s.pid, s.tid, s.cpu, comm, 1,
+           symbolizer_.frames(s.pid, capture_at(profile_, s.pid, s.time_ns), s.stack_id)}};
+      filter_stacks(stacks_, one);
+      if (one.empty())
+        continue;
+      out_ << comm << ' ' << s.pid << '/' << s.tid
+           << format(" [%03u] %" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s.cpu,
+                     s.time_ns / 1'000'000'000, s.time_ns % 1'000'000'000 / 1000, period_)
+           << profile_.info.event << ":\n";
+      for (const Frame& f : one[0].frames) {
+        out_ << format("\t%16" PRIx64 " ", f.address) << f.name;
+        if (f.resolved)
+          out_ << "+0x" << format("%" PRIx64, f.offset);
+        out_ << " (" << (f.path.empty() ? f.module : f.path) << ")\n";
+      }
+      out_ << '\n';
+    }
+  }
+
+ private:
+  std::ostream& out_;
+  const Profile& profile_;
+  const SampleFilter& samples_;
+  const StackFilter& stacks_;
+  Symbolizer symbolizer_;
+  std::unordered_map<uint32_t, std::string> comms_;
+  uint64_t period_ = 1;
+};
+
+}  // namespace
+
+void write_script(std::ostream& out, const std::string& path, const Profile& profile,
+                  const SampleFilter& samples, const StackFilter& stacks) {
+  ScriptWriter writer(out, profile, samples, stacks);
+  format::read_recording(path, writer);
+}
+
+}  // namespace ebprof::report

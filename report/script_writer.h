@@ -1,0 +1,21 @@
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "report/profile.h"
+#include "report/sample_filter.h"
+#include "report/stack_filter.h"
+
+namespace ebprof::report {
+
+// One block per sample, in file order, like `perf script`: a line with
+// comm, pid/tid, [cpu], time (CLOCK_MONOTONIC seconds), period and event,
+// then one frame per line, leaf first: address, symbol+offset, (module
+// path), and a blank line. Existing perf-script tooling (stackcollapse-perf.pl,
+// grep) reads it. `profile` holds the recording's tables; its samples are
+// read again from `path`, so memory stays bounded by distinct stacks.
+void write_script(std::ostream& out, const std::string& path, const Profile& profile,
+                  const SampleFilter& samples, const StackFilter& stacks);
+
+}  // namespace ebprof::report

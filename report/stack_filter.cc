@@ -1,0 +1,28 @@
+#include "report/stack_filter.h"
+
+#include <algorithm>
+
+namespace ebprof::report {
+
+void filter_stacks(const StackFilter& f, std::vector<SymbolizedStack>& stacks) {
+  for (SymbolizedStack& s : stacks) {
+    if (f.kernel_only || f.user_only)
+      std::erase_if(s.frames,
+                    [&](const Frame& fr) { return fr.kernel ? f.user_only : f.kernel_only; });
+  }
+  std::erase_if(stacks, [&](const SymbolizedStack& s) {
+    if (s.frames.empty() && (f.kernel_only || f.user_only))
+      return true;
+    if (!f.dsos.empty() && std::none_of(s.frames.begin(), s.frames.end(), [&](const Frame& fr) {
+          return std::find(f.dsos.begin(), f.dsos.end(), fr.module) != f.dsos.end();
+        }))
+      return true;
+    if (f.symbol && std::none_of(s.frames.begin(), s.frames.end(), [&](const Frame& fr) {
+          return std::regex_search(fr.name, *f.symbol);
+        }))
+      return true;
+    return false;
+  });
+}
+
+}  // namespace ebprof::report
