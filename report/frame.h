@@ -15,6 +15,12 @@ struct Frame {
   uint64_t address = 0;  // as recorded: the sampled IP, or a return address
   uint64_t offset = 0;   // of `address` from the symbol's start, when resolved
   std::string path;      // the mapped file ("" when not file-backed), for script output
+  // For pprof: the name as the binary has it (mangled), the mapped file's
+  // build-id, and `address` as an offset into that file (the address itself
+  // for kernel and JIT code).
+  std::string system_name;
+  std::string build_id;
+  uint64_t file_offset = 0;
 };
 
 }  // namespace ebprof::report

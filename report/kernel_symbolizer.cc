@@ -23,7 +23,8 @@ Frame KernelSymbolizer::resolve(uint64_t address, uint64_t lookup) const {
     return Frame{"[unknown] (" + hex(address) + ", past " + symbol->name + ")", "[kernel.kallsyms]",
                  true, false};
   std::string module = symbol->module.empty() ? "[kernel.kallsyms]" : "[" + symbol->module + "]";
-  return Frame{symbol->name, module, true, true, 0, address - symbol->address, module};
+  return Frame{symbol->name, module,      true, true, 0, address - symbol->address,
+               module,       symbol->name};
 }
 
 }  // namespace ebprof::report

@@ -11,6 +11,7 @@
 #include "report/dump_writer.h"
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
+#include "report/pprof_writer.h"
 #include "report/profile.h"
 #include "report/sample_filter.h"
 #include "report/script_writer.h"
@@ -48,9 +49,10 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "Write the report to this file (default: stdout)");
   app.add_option("--format", format,
                  "top: self and children per function, like perf report; folded: flamegraph.pl "
-                 "input; script: every sample, like perf script")
+                 "input; script: every sample, like perf script; pprof: gzipped profile.proto "
+                 "for go tool pprof (use -o)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"top", "folded", "script"}));
+      ->check(CLI::IsMember({"top", "folded", "script", "pprof"}));
 
   auto* top_group = app.add_option_group("top");
   top_group->add_option("-n,--rows", top.rows, "Rows in the top table (0: all)")
@@ -142,6 +144,8 @@ int main(int argc, char** argv) {
       filter_stacks(stacks, symbolized);
       if (format == "folded")
         write_folded(out, symbolized, folded);
+      else if (format == "pprof")
+        write_pprof(out, profile, symbolized);
       else
         write_top(out, profile, symbolized, top);
     }

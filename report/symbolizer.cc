@@ -29,9 +29,12 @@ const std::vector<Frame>& Symbolizer::frames(uint32_t pid, uint32_t capture, uin
     frames.push_back(kernel_.resolve(stack.kernel[i], format::lookup_address(stack.kernel, i)));
   for (size_t i = 0; i < stack.user.size(); ++i)
     frames.push_back(user_.resolve(captures, stack.user[i], format::lookup_address(stack.user, i)));
-  for (size_t i = 0; i < frames.size(); ++i)
+  for (size_t i = 0; i < frames.size(); ++i) {
     frames[i].address =
         i < stack.kernel.size() ? stack.kernel[i] : stack.user[i - stack.kernel.size()];
+    if (frames[i].kernel)
+      frames[i].file_offset = frames[i].address;  // the kernel image is its own "file"
+  }
   return frames;
 }
 

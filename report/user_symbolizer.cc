@@ -59,7 +59,7 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
   return c;
 }
 
-std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t lookup) {
+std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t address, uint64_t lookup) {
   auto table = jit_.find(pid);
   if (table == jit_.end())
     return std::nullopt;
@@ -71,7 +71,8 @@ std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t lookup) 
     name->second = demangle(it->name);
   // perf names the module after the map file.
   std::string map = "perf-" + std::to_string(pid) + ".map";
-  return Frame{name->second, map, false, true, 0, lookup - it->address, "/tmp/" + map};
+  return Frame{name->second,          map,           false,    true, address,
+               address - it->address, "/tmp/" + map, it->name, "",   address};
 }
 
 Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
@@ -80,7 +81,7 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
     return unknown("[unknown]", hex(address) + ", process maps not recorded");
   const format::Mapping* m = find_mapping(captures, lookup);
   if (!m || m->path.empty())
-    if (std::optional<Frame> jit = resolve_jit(captures.front().pid, lookup))
+    if (std::optional<Frame> jit = resolve_jit(captures.front().pid, address, lookup))
       return *jit;
   if (!m) {
     const std::string& why = captures.front().maps_error;
@@ -93,6 +94,8 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
   std::string where = module + "+" + hex(address - m->start + m->file_offset);
   Frame f = unknown(module, where);
   f.path = m->path;
+  f.build_id = m->build_id;
+  f.file_offset = address - m->start + m->file_offset;
   // Pseudo-files ([vdso]) have no ELF file.
   if (m->path[0] != '/')
     return f;
@@ -109,6 +112,7 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
   if (inserted)
     it->second = demangle(sym->name);
   f.name = it->second;
+  f.system_name = sym->name;
   f.resolved = true;
   f.offset = *vaddr + (address - lookup) - sym->address;
   return f;

@@ -44,7 +44,7 @@ class UserSymbolizer {
   const ElfSymbolTable* file(const std::string& path);
 
   // JIT code: named from the process's perf map, if it was recorded.
-  std::optional<Frame> resolve_jit(uint32_t pid, uint64_t lookup);
+  std::optional<Frame> resolve_jit(uint32_t pid, uint64_t address, uint64_t lookup);
 
   const std::unordered_map<std::string, ElfSymbolTable>& embedded_;
   const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit_;

@@ -9,9 +9,14 @@ packages=(
   libclang-rt-14-dev                       # ASan, UBSan and libFuzzer for the reader
   libelf-dev libdw-dev                     # ELF symbols (report)
   capnproto libcapnp-dev libzstd-dev       # the recording format
+  libprotobuf-dev protobuf-compiler zlib1g-dev  # pprof output (gzipped protobuf)
   libcli11-dev libgtest-dev                # command lines, tests
   util-linux                               # setpriv, for the privilege tests
 )
+# Tests also check pprof output with the real client, go tool pprof.
+if [[ ${1:-} == --test ]]; then
+  packages+=(golang-go)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,7 +6,7 @@
 #     (EBPROF_FUZZ_SECONDS, default 60; results in docs/reliability.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup.sh"
+"$root/scripts/setup.sh" --test
 "$root/scripts/build.sh"
 # End-to-end tests measure shares of a CPU-bound workload: run them one at a time.
 ctest --test-dir "$root/build" --output-on-failure

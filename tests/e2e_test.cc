@@ -603,6 +603,51 @@ TEST(EndToEnd, ReportFiltersAndOutputsAddUp) {
   EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
+// go tool pprof, the real client, reads the pprof output and agrees with
+// the top table: the same hot function with the same share, the callers,
+// and the labels.
+TEST(EndToEnd, PprofIsReadByGoToolPprofAndAgreesWithTop) {
+  REQUIRE_BPF();
+  if (run("go version").status != 0)
+    GTEST_SKIP()
+        << "go is not installed (apt-get install golang-go): no pprof client to check with";
+  std::string data = temp_file("pprof.data"), pb = temp_file("pprof.pb.gz");
+  Outcome rec = run(kRecord + " -F 499 -o " + data + " -- " + kHotcold + " 1.5");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  Outcome write = run(kReport + " -i " + data + " --format pprof -o " + pb);
+  ASSERT_EQ(write.status, 0) << write.err;
+
+  // Our self share of hot_leaf, from the top table.
+  double ours = -1;
+  Outcome top = run(kReport + " -i " + data + " -n 0");
+  std::istringstream rows(top.out);
+  for (std::string line; std::getline(rows, line);)
+    if (line.find("[.] " + kLeafChain) != std::string::npos)
+      ours = std::stod(line.substr(line.find('%') + 1));
+  ASSERT_GT(ours, 50) << top.out;
+
+  Outcome flat = run("go tool pprof -top -nodecount=1000 " + pb);
+  ASSERT_EQ(flat.status, 0) << flat.err;
+  EXPECT_NE(flat.out.find("File: hotcold"), std::string::npos) << flat.out;
+  EXPECT_NE(flat.out.find("Type: cpu"), std::string::npos) << flat.out;
+  double theirs = -1;
+  std::istringstream lines_in(flat.out);
+  for (std::string line; std::getline(lines_in, line);)
+    if (line.ends_with(" " + kLeafChain)) {
+      std::istringstream fields(line);
+      std::string flat_value, flat_pct;
+      fields >> flat_value >> flat_pct;
+      theirs = std::stod(flat_pct);
+    }
+  EXPECT_NEAR(theirs, ours, 0.1) << flat.out;
+
+  Outcome traces = run("go tool pprof -traces " + pb);
+  ASSERT_EQ(traces.status, 0) << traces.err;
+  for (const std::string& piece : {"comm:  hotcold", "pid:  ", "tid:  ", "cpu:  ",
+                                   "demo::caller_a()", "demo::caller_b()", "main"})
+    EXPECT_NE(traces.out.find(piece), std::string::npos) << piece << "\n" << traces.out;
+}
+
 // Both transports carry the same profile; the file says which one ran.
 TEST(EndToEnd, PerfBufferTransportRecordsTheSameProfile) {
   REQUIRE_BPF();

@@ -1,0 +1,209 @@
+#include "report/pprof_writer.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "common/error.h"
+#include "report/pprof.pb.h"
+#include "report/text.h"
+
+namespace ebprof::report {
+namespace {
+
+namespace pp = perftools::profiles;
+
+// pprof drops a trailing "(...)" from names as if it were a parameter list:
+// "[unknown] (libc.so.6+0x2724a, binary not found)" would show as
+// "[unknown]". Unnamed frames keep their where and why without parentheses.
+std::string display_name(const Frame& f) {
+  if (f.resolved || !f.name.starts_with("[unknown] (") || !f.name.ends_with(")"))
+    return f.name;
+  return "[unknown] " + f.name.substr(11, f.name.size() - 12);
+}
+
+// proto3 strings must be UTF-8, but comms and symbol names are whatever
+// bytes a program chose: invalid sequences become '?'.
+std::string utf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; ++k)
+      ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (ok) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
+class Builder {
+ public:
+  int64_t str(const std::string& s) {
+    auto [it, inserted] = strings_.try_emplace(s, static_cast<int64_t>(strings_.size()));
+    if (inserted)
+      p_.add_string_table(utf8(s));
+    return it->second;
+  }
+
+  void value_type(pp::ValueType* v, const char* type, const char* unit) {
+    v->set_type(str(type));
+    v->set_unit(str(unit));
+  }
+
+  uint64_t mapping(const Frame& f) {
+    const std::string& file = f.path.empty() ? f.module : f.path;
+    auto [it, inserted] = mappings_.try_emplace({file, f.build_id}, mappings_.size() + 1);
+    if (inserted) {
+      pp::Mapping* m = p_.add_mapping();
+      m->set_id(it->second);
+      // Addresses are file offsets (kernel and JIT: addresses), so one
+      // mapping serves a binary in every process, whatever its load address.
+      m->set_memory_start(0);
+      m->set_memory_limit(UINT64_MAX);
+      m->set_filename(str(file));
+      m->set_build_id(str(f.build_id.empty() ? "" : hex_bytes(f.build_id)));
+      m->set_has_functions(true);
+    }
+    return it->second;
+  }
+
+  uint64_t function(const Frame& f) {
+    const std::string name = display_name(f);
+    const std::string& system = f.system_name.empty() ? name : f.system_name;
+    auto [it, inserted] = functions_.try_emplace({name, system}, functions_.size() + 1);
+    if (inserted) {
+      pp::Function* fn = p_.add_function();
+      fn->set_id(it->second);
+      fn->set_name(str(name));
+      fn->set_system_name(str(system));
+    }
+    return it->second;
+  }
+
+  uint64_t location(const Frame& f) {
+    const uint64_t mapping_id = mapping(f);
+    auto [it, inserted] =
+        locations_.try_emplace({mapping_id, f.file_offset, f.name}, locations_.size() + 1);
+    if (inserted) {
+      pp::Location* loc = p_.add_location();
+      loc->set_id(it->second);
+      loc->set_mapping_id(mapping_id);
+      loc->set_address(f.file_offset);
+      loc->add_line()->set_function_id(function(f));
+    }
+    return it->second;
+  }
+
+  pp::Profile& profile() { return p_; }
+
+ private:
+  pp::Profile p_;
+  std::unordered_map<std::string, int64_t> strings_;
+  std::map<std::pair<std::string, std::string>, uint64_t> mappings_;
+  std::map<std::tuple<uint64_t, uint64_t, std::string>, uint64_t> locations_;
+  std::map<std::pair<std::string, std::string>, uint64_t> functions_;
+};
+
+// RFC 1952 gzip, as pprof files are.
+std::string gzip(const std::string& bytes) {
+  z_stream zs{};
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw Error("zlib cannot start compressing");
+  std::string out(deflateBound(&zs, bytes.size()), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(bytes.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END)
+    throw Error("zlib could not compress the profile");
+  return out;
+}
+
+}  // namespace
+
+void write_pprof(std::ostream& out, const Profile& profile,
+                 const std::vector<SymbolizedStack>& stacks) {
+  Builder b;
+  b.str("");  // string_table[0] is always ""
+  const format::RecordingInfo& info = profile.info;
+  pp::Profile& p = b.profile();
+
+  // A clock event sampled at a rate or period weighs each sample in time.
+  const bool clock = info.event == "cpu-clock" || info.event == "task-clock";
+  int64_t period = 1;
+  if (clock && info.sample_frequency)
+    period = static_cast<int64_t>(1'000'000'000 / info.sample_frequency);
+  else if (info.sample_period)
+    period = static_cast<int64_t>(info.sample_period);
+  b.value_type(p.add_sample_type(), "samples", "count");
+  if (clock)
+    b.value_type(p.add_sample_type(), "cpu", "nanoseconds");
+  else
+    b.value_type(p.add_sample_type(), info.event.c_str(), "count");
+  b.value_type(p.mutable_period_type(), clock ? "cpu" : info.event.c_str(),
+               clock ? "nanoseconds" : "count");
+  p.set_period(period);
+  p.set_time_nanos(static_cast<int64_t>(info.start_realtime_ns));
+  p.set_duration_nanos(static_cast<int64_t>(duration_s(profile) * 1e9));
+  p.add_comment(b.str("recorded by ebprof " + info.writer_version + " on " + info.hostname +
+                      " (Linux " + info.kernel_release + "), " + info.event + " " +
+                      describe_rate(info)));
+
+  // pprof takes the first mapping for the profile's main binary: in the
+  // heaviest stack, the user frame at the lowest address is the best guess
+  // (executables load below shared libraries, PIE or not).
+  const SymbolizedStack* heaviest = nullptr;
+  for (const SymbolizedStack& s : stacks)
+    if (!heaviest || s.count > heaviest->count)
+      heaviest = &s;
+  const Frame* main_binary = nullptr;
+  if (heaviest)
+    for (const Frame& f : heaviest->frames)
+      if (!f.kernel && !f.path.empty() && (!main_binary || f.address < main_binary->address))
+        main_binary = &f;
+  if (main_binary)
+    b.mapping(*main_binary);
+
+  const int64_t pid_key = b.str("pid"), tid_key = b.str("tid"), comm_key = b.str("comm"),
+                cpu_key = b.str("cpu");
+  for (const SymbolizedStack& s : stacks) {
+    pp::Sample* sample = p.add_sample();
+    for (const Frame& f : s.frames)
+      sample->add_location_id(b.location(f));
+    sample->add_value(static_cast<int64_t>(s.count));
+    sample->add_value(static_cast<int64_t>(s.count) * period);
+    auto label = [&](int64_t key) {
+      pp::Label* l = sample->add_label();
+      l->set_key(key);
+      return l;
+    };
+    label(pid_key)->set_num(s.pid);
+    label(tid_key)->set_num(s.tid);
+    // A string: pprof drops numeric labels whose value is 0, and cpu 0 is
+    // as real as any other.
+    label(cpu_key)->set_str(b.str(std::to_string(s.cpu)));
+    label(comm_key)->set_str(b.str(s.comm));
+  }
+
+  std::string bytes;
+  if (!p.SerializeToString(&bytes))
+    throw Error("cannot encode the pprof profile");
+  out << gzip(bytes);
+}
+
+}  // namespace ebprof::report
