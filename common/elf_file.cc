@@ -128,8 +128,11 @@ ElfIdentity read_elf_identity(const std::string& path) {
 }
 
 ElfSymbolTable::ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> segments,
-                               std::vector<ElfSymbol> symbols)
-    : identity_(std::move(identity)), segments_(std::move(segments)), symbols_(std::move(symbols)) {
+                               std::vector<ElfSymbol> symbols, bool complete)
+    : identity_(std::move(identity)),
+      segments_(std::move(segments)),
+      symbols_(std::move(symbols)),
+      complete_(complete) {
   // At one address keep the symbol with the largest size (aliases such as
   // __libc_malloc/malloc share an address; any name is right, a size is not).
   std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
@@ -150,12 +153,16 @@ ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
   // .symtab is complete; .dynsym is what a stripped binary still has. Read
   // both: the constructor removes duplicates.
   std::vector<ElfSymbol> symbols;
+  bool symtab = false;
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.elf.get(), scn));) {
     GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM))
+    if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM)) {
+      symtab |= shdr.sh_type == SHT_SYMTAB;
       read_functions(elf.elf.get(), scn, shdr, symbols);
+    }
   }
-  return ElfSymbolTable(identity_of(elf.elf.get(), path), std::move(segments), std::move(symbols));
+  return ElfSymbolTable(identity_of(elf.elf.get(), path), std::move(segments), std::move(symbols),
+                        symtab);
 }
 
 std::optional<uint64_t> ElfSymbolTable::offset_to_vaddr(uint64_t offset) const {

@@ -49,7 +49,7 @@ class ElfSymbolTable {
   // A table from its parts, e.g. a copy embedded in a recording. Symbols are
   // sorted and deduplicated here.
   ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> segments,
-                 std::vector<ElfSymbol> symbols);
+                 std::vector<ElfSymbol> symbols, bool complete = false);
 
   const ElfIdentity& identity() const { return identity_; }
   const std::vector<LoadSegment>& segments() const { return segments_; }
@@ -65,11 +65,15 @@ class ElfSymbolTable {
   const ElfSymbol* find(uint64_t vaddr) const;
 
   size_t size() const { return symbols_.size(); }
+  // Whether the file had a .symtab: without one (a stripped binary, only
+  // .dynsym) an address in no symbol is most likely in a local function.
+  bool complete() const { return complete_; }
 
  private:
   ElfIdentity identity_;
   std::vector<LoadSegment> segments_;
   std::vector<ElfSymbol> symbols_;  // ascending address, one per address
+  bool complete_ = false;
 };
 
 }  // namespace ebprof

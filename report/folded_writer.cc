@@ -38,6 +38,8 @@ void write_folded(std::ostream& out, const std::vector<SymbolizedStack>& stacks,
       append_name(line, it->name);
       if (options.annotate && it->kernel)
         line += "_[k]";
+      else if (options.annotate && it->inlined)
+        line += "_[i]";
     }
     if (line.empty())
       line = "[no stack]";

@@ -10,7 +10,7 @@ namespace ebprof::report {
 struct FoldedOptions {
   bool comm = true;       // a first frame naming the command...
   bool pid = false;       // ...and/or the pid ("comm-pid" with both, as stackcollapse-perf --pid)
-  bool annotate = false;  // kernel frames end in _[k] (inlined ones will in _[i]), like bcc -a
+  bool annotate = false;  // kernel frames end in _[k], inlined ones in _[i], like bcc -a
   bool delimit = false;   // a "-" frame between the user and the kernel half, like bcc -d
 };
 

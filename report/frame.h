@@ -21,6 +21,14 @@ struct Frame {
   std::string system_name;
   std::string build_id;
   uint64_t file_offset = 0;
+  // From DWARF, when the binary's debuginfo was found: a function inlined
+  // into the next frame (same address), and the source position.
+  bool inlined = false;
+  std::string file;
+  int line = 0;
+  // Why an unresolved frame has no name ("binary not found", "JIT map
+  // missing", ...), for the per-reason summary; empty when resolved.
+  std::string reason;
 };
 
 }  // namespace ebprof::report

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <set>
 
+#include "report/symbolizer.h"
 #include "report/text.h"
 
 namespace ebprof::report {
@@ -33,7 +34,8 @@ std::set<std::string> sampled_build_ids(const Profile& p, size_t& without_build_
 
 }  // namespace
 
-void write_info(std::ostream& out, const std::string& path, const Profile& p) {
+void write_info(std::ostream& out, const std::string& path, const Profile& p,
+                const std::vector<std::pair<std::string, uint64_t>>& unnamed) {
   const auto& info = p.info;
   std::string command;
   for (const auto& arg : info.command_line)
@@ -93,6 +95,7 @@ void write_info(std::ostream& out, const std::string& path, const Profile& p) {
              "symbols (a binary has none when no sampled address is in a function symbol); "
              "%zu sampled binaries have no build-id\n",
              covered, sampled.size(), without_build_id);
+  out << "unnamed frames  " << describe_unnamed(unnamed, p.total_samples) << "\n";
   if (!p.warning.empty())
     out << "warning         " << p.warning << "\n";
 

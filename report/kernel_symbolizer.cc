@@ -7,21 +7,27 @@
 
 namespace ebprof::report {
 
-KernelSymbolizer::KernelSymbolizer(std::vector<format::KernelSymbol> symbols)
-    : symbols_(std::move(symbols)) {
+KernelSymbolizer::KernelSymbolizer(std::vector<format::KernelSymbol> symbols, bool hidden)
+    : symbols_(std::move(symbols)), hidden_(hidden) {
   std::stable_sort(symbols_.begin(), symbols_.end(),
                    [](const auto& a, const auto& b) { return a.address < b.address; });
 }
 
 Frame KernelSymbolizer::resolve(uint64_t address, uint64_t lookup) const {
   const format::KernelSymbol* symbol = format::kernel_symbol_at_or_below(symbols_, lookup);
+  auto unknown = [&](const std::string& why, const std::string& reason) {
+    Frame f{"[unknown] (" + hex(address) + ", " + why + ")", "[kernel.kallsyms]", true, false};
+    f.reason = reason;
+    return f;
+  };
   if (!symbol) {
-    const char* why = symbols_.empty() ? "no kallsyms recorded" : "below every kernel symbol";
-    return Frame{"[unknown] (" + hex(address) + ", " + why + ")", "[kernel.kallsyms]", true, false};
+    if (hidden_)
+      return unknown("kernel addresses hidden", "kernel addresses hidden");
+    return symbols_.empty() ? unknown("no kallsyms recorded", "no kallsyms recorded")
+                            : unknown("below every kernel symbol", "no kernel symbol");
   }
   if (!format::covers(*symbol, lookup))
-    return Frame{"[unknown] (" + hex(address) + ", past " + symbol->name + ")", "[kernel.kallsyms]",
-                 true, false};
+    return unknown("past " + symbol->name, "no kernel symbol");
   std::string module = symbol->module.empty() ? "[kernel.kallsyms]" : "[" + symbol->module + "]";
   return Frame{symbol->name, module,      true, true, 0, address - symbol->address,
                module,       symbol->name};

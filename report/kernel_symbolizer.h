@@ -13,13 +13,16 @@ namespace ebprof::report {
 // after recording started, a gap) stays unknown.
 class KernelSymbolizer {
  public:
-  explicit KernelSymbolizer(std::vector<format::KernelSymbol> symbols);
+  // `hidden`: kptr_restrict hid kallsyms when recording, which is then why
+  // kernel frames have no names.
+  explicit KernelSymbolizer(std::vector<format::KernelSymbol> symbols, bool hidden = false);
   // `lookup` is the address to search for (a return address minus one for
   // caller frames); `address` is the recorded one, shown and offset from.
   Frame resolve(uint64_t address, uint64_t lookup) const;
 
  private:
   std::vector<format::KernelSymbol> symbols_;  // ascending address
+  bool hidden_ = false;
 };
 
 }  // namespace ebprof::report

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   FoldedOptions folded;
   SampleFilter samples;
   StackFilter stacks;
+  SymbolizeOptions symbols;
+  symbols.warn = [](const std::string& message) {
+    std::fprintf(stderr, "ebprof-report: warning: %s\n", message.c_str());
+  };
 
   CLI::App app{"Symbolize an ebprof recording and report where the time went.", "ebprof-report"};
   app.add_option("-i,--input", input, "Recording to read")->capture_default_str();
@@ -53,6 +57,18 @@ int main(int argc, char** argv) {
                  "for go tool pprof (use -o)")
       ->capture_default_str()
       ->check(CLI::IsMember({"top", "folded", "script", "pprof"}));
+
+  auto* symbol_group = app.add_option_group("symbols");
+  symbol_group->add_option("--symfs", symbols.sources.symfs,
+                           "Look for binaries and debuginfo under this directory, like perf");
+  symbol_group
+      ->add_option("--debug-dir", symbols.sources.debug_dirs,
+                   "Directories of separate debuginfo (.build-id/ and debuglink paths)")
+      ->capture_default_str();
+  symbol_group->add_flag("--lines", symbols.lines,
+                         "Append source file:line to names, where DWARF is found");
+  bool no_demangle = false;
+  symbol_group->add_flag("--no-demangle", no_demangle, "Keep C++ and Rust names as in the binary");
 
   auto* top_group = app.add_option_group("top");
   top_group->add_option("-n,--rows", top.rows, "Rows in the top table (0: all)")
@@ -108,6 +124,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ebprof-report: %s (see --help)\n", e.what());
     return 2;
   }
+  symbols.demangle = !no_demangle;
   folded.comm = prefix.find("comm") != std::string::npos;
   folded.pid = prefix.find("pid") != std::string::npos;
 
@@ -135,12 +152,13 @@ int main(int argc, char** argv) {
     if (dump->parsed()) {
       write_dump(out, input);
     } else if (info->parsed()) {
-      write_info(out, input, load(input, nullptr));
+      Profile profile = load(input, nullptr);
+      write_info(out, input, profile, unnamed_by_reason(symbolize(profile, symbols)));
     } else if (format == "script") {
-      write_script(out, input, load(input, nullptr), samples, stacks);
+      write_script(out, input, load(input, nullptr), samples, stacks, symbols);
     } else {
       Profile profile = load(input, &samples);
-      std::vector<SymbolizedStack> symbolized = symbolize(profile);
+      std::vector<SymbolizedStack> symbolized = symbolize(profile, symbols);
       filter_stacks(stacks, symbolized);
       if (format == "folded")
         write_folded(out, symbolized, folded);

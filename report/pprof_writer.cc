@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <map>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -75,6 +76,8 @@ class Builder {
       m->set_filename(str(file));
       m->set_build_id(str(f.build_id.empty() ? "" : hex_bytes(f.build_id)));
       m->set_has_functions(true);
+      m->set_has_line_numbers(f.line > 0);
+      m->set_has_inline_frames(true);
     }
     return it->second;
   }
@@ -82,26 +85,37 @@ class Builder {
   uint64_t function(const Frame& f) {
     const std::string name = display_name(f);
     const std::string& system = f.system_name.empty() ? name : f.system_name;
-    auto [it, inserted] = functions_.try_emplace({name, system}, functions_.size() + 1);
+    auto [it, inserted] = functions_.try_emplace({name, system, f.file}, functions_.size() + 1);
     if (inserted) {
       pp::Function* fn = p_.add_function();
       fn->set_id(it->second);
       fn->set_name(str(name));
       fn->set_system_name(str(system));
+      fn->set_filename(str(f.file));
     }
     return it->second;
   }
 
-  uint64_t location(const Frame& f) {
+  // One location for an address: `frames` are the functions inlined there,
+  // innermost first, then the one they are inlined into, as pprof's lines.
+  uint64_t location(std::span<const Frame> frames) {
+    const Frame& f = frames.back();
     const uint64_t mapping_id = mapping(f);
+    std::string names;
+    for (const Frame& inlined : frames)
+      names += inlined.name + '\n' + std::to_string(inlined.line) + '\n';
     auto [it, inserted] =
-        locations_.try_emplace({mapping_id, f.file_offset, f.name}, locations_.size() + 1);
+        locations_.try_emplace({mapping_id, f.file_offset, names}, locations_.size() + 1);
     if (inserted) {
       pp::Location* loc = p_.add_location();
       loc->set_id(it->second);
       loc->set_mapping_id(mapping_id);
       loc->set_address(f.file_offset);
-      loc->add_line()->set_function_id(function(f));
+      for (const Frame& each : frames) {
+        pp::Line* line = loc->add_line();
+        line->set_function_id(function(each));
+        line->set_line(each.line);
+      }
     }
     return it->second;
   }
@@ -113,7 +127,7 @@ class Builder {
   std::unordered_map<std::string, int64_t> strings_;
   std::map<std::pair<std::string, std::string>, uint64_t> mappings_;
   std::map<std::tuple<uint64_t, uint64_t, std::string>, uint64_t> locations_;
-  std::map<std::pair<std::string, std::string>, uint64_t> functions_;
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> functions_;
 };
 
 // RFC 1952 gzip, as pprof files are.
@@ -183,8 +197,14 @@ void write_pprof(std::ostream& out, const Profile& profile,
                 cpu_key = b.str("cpu");
   for (const SymbolizedStack& s : stacks) {
     pp::Sample* sample = p.add_sample();
-    for (const Frame& f : s.frames)
-      sample->add_location_id(b.location(f));
+    std::span<const Frame> frames = s.frames;
+    while (!frames.empty()) {
+      size_t n = 1;  // the inlined frames at one address, and their container
+      while (n < frames.size() && frames[n - 1].inlined)
+        ++n;
+      sample->add_location_id(b.location(frames.first(n)));
+      frames = frames.subspan(n);
+    }
     sample->add_value(static_cast<int64_t>(s.count));
     sample->add_value(static_cast<int64_t>(s.count) * period);
     auto label = [&](int64_t key) {

@@ -12,8 +12,12 @@ namespace {
 class ScriptWriter : public format::RecordingVisitor {
  public:
   ScriptWriter(std::ostream& out, const Profile& profile, const SampleFilter& samples,
-               const StackFilter& stacks)
-      : out_(out), profile_(profile), samples_(samples), stacks_(stacks), symbolizer_(profile) {
+               const StackFilter& stacks, SymbolizeOptions symbols)
+      : out_(out),
+        profile_(profile),
+        samples_(samples),
+        stacks_(stacks),
+        symbolizer_(profile, std::move(symbols)) {
     const auto& info = profile.info;
     // perf prints the period of each sample; cpu-clock counts nanoseconds.
     period_ = info.sample_period ? info.sample_period
@@ -43,6 +47,12 @@ class ScriptWriter : public format::RecordingVisitor {
            << profile_.info.event << ":\n";
       for (const Frame& f : one[0].frames) {
         out_ << format("\t%16" PRIx64 " ", f.address) << f.name;
+        // Like perf script --inline: an inlined function has no offset of
+        // its own, and says so where the module goes.
+        if (f.inlined) {
+          out_ << " (inlined)\n";
+          continue;
+        }
         if (f.resolved)
           out_ << "+0x" << format("%" PRIx64, f.offset);
         out_ << " (" << (f.path.empty() ? f.module : f.path) << ")\n";
@@ -64,8 +74,9 @@ class ScriptWriter : public format::RecordingVisitor {
 }  // namespace
 
 void write_script(std::ostream& out, const std::string& path, const Profile& profile,
-                  const SampleFilter& samples, const StackFilter& stacks) {
-  ScriptWriter writer(out, profile, samples, stacks);
+                  const SampleFilter& samples, const StackFilter& stacks,
+                  SymbolizeOptions symbols) {
+  ScriptWriter writer(out, profile, samples, stacks, std::move(symbols));
   format::read_recording(path, writer);
 }
 

@@ -6,6 +6,7 @@
 #include "report/profile.h"
 #include "report/sample_filter.h"
 #include "report/stack_filter.h"
+#include "report/user_symbolizer.h"
 
 namespace ebprof::report {
 
@@ -16,6 +17,7 @@ namespace ebprof::report {
 // grep) reads it. `profile` holds the recording's tables; its samples are
 // read again from `path`, so memory stays bounded by distinct stacks.
 void write_script(std::ostream& out, const std::string& path, const Profile& profile,
-                  const SampleFilter& samples, const StackFilter& stacks);
+                  const SampleFilter& samples, const StackFilter& stacks,
+                  SymbolizeOptions symbols = {});
 
 }  // namespace ebprof::report

@@ -1,13 +1,17 @@
 #include "report/symbolizer.h"
 
+#include <algorithm>
+#include <set>
+
 #include "format/lookup.h"
+#include "report/text.h"
 
 namespace ebprof::report {
 
-Symbolizer::Symbolizer(const Profile& profile)
+Symbolizer::Symbolizer(const Profile& profile, SymbolizeOptions options)
     : profile_(profile),
-      kernel_(profile.kernel_symbols),
-      user_(profile.embedded_symbols, profile.jit_symbols) {}
+      kernel_(profile.kernel_symbols, profile.info.kernel_addresses_hidden),
+      user_(profile.embedded_symbols, profile.jit_symbols, std::move(options)) {}
 
 const std::vector<Frame>& Symbolizer::frames(uint32_t pid, uint32_t capture, uint32_t stack_id) {
   auto [it, inserted] = cache_.try_emplace(Key{pid, capture, stack_id});
@@ -18,6 +22,7 @@ const std::vector<Frame>& Symbolizer::frames(uint32_t pid, uint32_t capture, uin
   if (stack_it == profile_.stacks.end()) {
     // An id defined in a damaged frame the reader skipped.
     frames.push_back(Frame{"[unknown] (stack lost in a damaged frame)", "[unknown]"});
+    frames.back().reason = "stack lost in a damaged frame";
     return frames;
   }
   std::span<const format::ProcessInfo> captures;
@@ -25,21 +30,48 @@ const std::vector<Frame>& Symbolizer::frames(uint32_t pid, uint32_t capture, uin
     captures = std::span(p->second).subspan(std::min<size_t>(capture, p->second.size()));
   const format::Stack& stack = stack_it->second;
   frames.reserve(stack.kernel.size() + stack.user.size());
-  for (size_t i = 0; i < stack.kernel.size(); ++i)
+  for (size_t i = 0; i < stack.kernel.size(); ++i) {
     frames.push_back(kernel_.resolve(stack.kernel[i], format::lookup_address(stack.kernel, i)));
-  for (size_t i = 0; i < stack.user.size(); ++i)
-    frames.push_back(user_.resolve(captures, stack.user[i], format::lookup_address(stack.user, i)));
-  for (size_t i = 0; i < frames.size(); ++i) {
-    frames[i].address =
-        i < stack.kernel.size() ? stack.kernel[i] : stack.user[i - stack.kernel.size()];
-    if (frames[i].kernel)
-      frames[i].file_offset = frames[i].address;  // the kernel image is its own "file"
+    // The kernel image is its own "file": its offsets are its addresses.
+    frames.back().address = frames.back().file_offset = stack.kernel[i];
+  }
+  for (size_t i = 0; i < stack.user.size(); ++i) {
+    const size_t first = frames.size();
+    user_.resolve_all(captures, stack.user[i], format::lookup_address(stack.user, i), frames);
+    for (size_t k = first; k < frames.size(); ++k)
+      frames[k].address = stack.user[i];
   }
   return frames;
 }
 
-std::vector<SymbolizedStack> symbolize(const Profile& profile) {
-  Symbolizer symbolizer(profile);
+std::vector<std::pair<std::string, uint64_t>> unnamed_by_reason(
+    const std::vector<SymbolizedStack>& stacks) {
+  std::map<std::string, uint64_t> samples;
+  for (const SymbolizedStack& s : stacks) {
+    std::set<std::string> reasons;
+    for (const Frame& f : s.frames)
+      if (!f.resolved && !f.reason.empty())
+        reasons.insert(f.reason);
+    for (const std::string& r : reasons)
+      samples[r] += s.count;
+  }
+  std::vector<std::pair<std::string, uint64_t>> out(samples.begin(), samples.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::string describe_unnamed(const std::vector<std::pair<std::string, uint64_t>>& unnamed,
+                             uint64_t total) {
+  std::string out;
+  for (const auto& [reason, samples] : unnamed)
+    out += (out.empty() ? "" : ", ") + reason + " in " + std::to_string(samples) + " samples (" +
+           format("%.1f%%", total ? 100.0 * samples / total : 0) + ")";
+  return out.empty() ? "none" : out;
+}
+
+std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options) {
+  Symbolizer symbolizer(profile, std::move(options));
   std::vector<SymbolizedStack> out;
   out.reserve(profile.counts.size());
   for (const StackCount& c : profile.counts) {

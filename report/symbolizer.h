@@ -27,7 +27,7 @@ struct SymbolizedStack {
 // stack) once, each frame through the symbolizers' own caches.
 class Symbolizer {
  public:
-  explicit Symbolizer(const Profile& profile);
+  explicit Symbolizer(const Profile& profile, SymbolizeOptions options = {});
   // The frames of stack `stack_id` of `pid` under its maps capture `capture`.
   const std::vector<Frame>& frames(uint32_t pid, uint32_t capture, uint32_t stack_id);
 
@@ -44,6 +44,15 @@ class Symbolizer {
 
 // Symbolizes every distinct stack of `profile`. Output writers take the
 // result; none of them symbolizes on its own.
-std::vector<SymbolizedStack> symbolize(const Profile& profile);
+std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options = {});
+
+// Samples per reason their stacks have unnamed frames for ("binary not
+// found": 12), each sample counted once per reason, most first.
+std::vector<std::pair<std::string, uint64_t>> unnamed_by_reason(
+    const std::vector<SymbolizedStack>& stacks);
+
+// "none", or "binary not found in 12 samples (0.4%), ..." out of `total`.
+std::string describe_unnamed(const std::vector<std::pair<std::string, uint64_t>>& unnamed,
+                             uint64_t total);
 
 }  // namespace ebprof::report

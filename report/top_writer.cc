@@ -144,6 +144,8 @@ void write_top(std::ostream& out, const Profile& profile,
     }
     out << '\n';
   }
+  if (total != 0)
+    out << "#\n# unnamed frames: " << describe_unnamed(unnamed_by_reason(stacks), total) << "\n";
   if (total == 0)
     out << (profile.recorded_samples
                 ? "# no samples left after filtering\n"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "report/debuginfo.h"
 #include "report/demangle.h"
 #include "report/profile.h"
 #include "report/text.h"
@@ -15,15 +16,26 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-Frame unknown(const std::string& module, const std::string& where) {
-  return Frame{"[unknown] (" + where + ")", module, false, false};
+// An unnamed frame: where it is and, when known, why it has no name.
+Frame unknown(const std::string& module, const std::string& where, const std::string& why) {
+  Frame f{"[unknown] (" + where + (why.empty() ? "" : ", " + why) + ")", module, false, false};
+  f.reason = why.empty() ? "no symbol" : why;
+  return f;
+}
+
+// objcopy --only-keep-debug empties the loadable segments: a debuginfo file
+// alone cannot turn a mapping's file offset into an address.
+bool has_file_offsets(const ElfSymbolTable& t) {
+  return std::any_of(t.segments().begin(), t.segments().end(),
+                     [](const LoadSegment& s) { return s.file_size > 0 && s.offset > 0; });
 }
 
 }  // namespace
 
 UserSymbolizer::UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded,
-                               const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit)
-    : embedded_(embedded), jit_(jit) {}
+                               const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit,
+                               SymbolizeOptions options)
+    : embedded_(embedded), jit_(jit), options_(std::move(options)) {}
 
 const ElfSymbolTable* UserSymbolizer::file(const std::string& path) {
   auto [it, inserted] = files_.try_emplace(path);
@@ -48,15 +60,49 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
   // had none, or could not be read then): an unverifiable file is not used.
   // A deleted file is never on disk; its embedded table still names it.
   const bool deleted = m.path.ends_with(" (deleted)");
-  const ElfSymbolTable* on_disk = deleted ? nullptr : file(m.path);
-  if (on_disk && on_disk->identity().build_id == m.build_id) {
-    c.table = on_disk;
-  } else if (auto e = embedded_.find(m.build_id); !m.build_id.empty() && e != embedded_.end()) {
-    c.table = &e->second;
-  } else {
+  const std::string path = binary_path(options_.sources, m.path);
+  const ElfSymbolTable* on_disk = deleted ? nullptr : file(path);
+  const bool matches = on_disk && on_disk->identity().build_id == m.build_id;
+  if (on_disk && !matches && options_.warn)
+    options_.warn(path + " is not the build that was recorded (build-id " +
+                  hex_bytes(on_disk->identity().build_id) + ", recorded " + hex_bytes(m.build_id) +
+                  "): not used for its names");
+  // Separate debuginfo holds the full .symtab (local functions included),
+  // which a stripped binary and the embedded table lack: it goes first.
+  // Only with a known build-id: a debuglink name alone proves nothing.
+  const ElfSymbolTable* debug = nullptr;
+  std::string debug_path;
+  if (!m.build_id.empty())
+    for (const std::string& candidate :
+         debuginfo_paths(options_.sources, m.path, m.build_id, m.debuglink)) {
+      const ElfSymbolTable* t = file(candidate);
+      if (t && t->identity().build_id == m.build_id) {
+        debug = t;
+        debug_path = candidate;
+        break;
+      }
+    }
+  auto embedded = m.build_id.empty() ? embedded_.end() : embedded_.find(m.build_id);
+  c.layout = matches ? on_disk : embedded != embedded_.end() ? &embedded->second : nullptr;
+  c.table = debug ? debug : c.layout;
+  if (debug)
+    c.dwarf = debug_path;
+  else if (matches)
+    c.dwarf = path;
+  if (!c.layout && debug && has_file_offsets(*debug))
+    c.layout = debug;
+  if (!c.table || !c.layout) {
+    c.table = c.layout = nullptr;
     c.why = on_disk ? "build-id mismatch" : "binary not found";
   }
   return c;
+}
+
+const std::string& UserSymbolizer::name_of(const ElfSymbol& sym) {
+  auto [it, inserted] = demangled_.try_emplace(&sym);
+  if (inserted)
+    it->second = options_.demangle ? demangle(sym.name) : sym.name;
+  return it->second;
 }
 
 std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t address, uint64_t lookup) {
@@ -66,55 +112,104 @@ std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t address,
   const ElfSymbol* it = find_symbol(table->second, lookup);
   if (!it)
     return std::nullopt;
-  auto [name, inserted] = demangled_.try_emplace(it);
-  if (inserted)
-    name->second = demangle(it->name);
   // perf names the module after the map file.
   std::string map = "perf-" + std::to_string(pid) + ".map";
-  return Frame{name->second,          map,           false,    true, address,
+  return Frame{name_of(*it),          map,           false,    true, address,
                address - it->address, "/tmp/" + map, it->name, "",   address};
 }
 
 Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
                               uint64_t lookup) {
+  return resolve(captures, address, lookup, nullptr);
+}
+
+const std::vector<SourceFrame>& UserSymbolizer::source_frames(const std::string& file,
+                                                              uint64_t vaddr) {
+  auto [it, inserted] = source_.try_emplace({file, vaddr});
+  if (inserted) {
+    auto [dwarf, opened] = dwarf_.try_emplace(file);
+    if (opened)
+      dwarf->second = DwarfLines::open(file);
+    if (dwarf->second)
+      it->second = dwarf->second->frames(vaddr);
+  }
+  return it->second;
+}
+
+void UserSymbolizer::resolve_all(std::span<const format::ProcessInfo> captures, uint64_t address,
+                                 uint64_t lookup, std::vector<Frame>& out) {
+  Located located;
+  Frame base = resolve(captures, address, lookup, &located);
+  const std::vector<SourceFrame>* source =
+      base.resolved && located.choice && !located.choice->dwarf.empty()
+          ? &source_frames(located.choice->dwarf, located.vaddr)
+          : nullptr;
+  if (!source || source->empty()) {
+    out.push_back(std::move(base));
+    return;
+  }
+  for (const SourceFrame& s : *source) {
+    Frame f = base;
+    if (!s.function.empty()) {
+      f.system_name = s.function;
+      f.name = options_.demangle ? demangle(s.function) : s.function;
+    }
+    f.inlined = s.inlined;
+    f.file = s.file;
+    f.line = s.line;
+    if (options_.lines && s.line > 0) {
+      f.name += ' ';
+      f.name += basename_of(s.file);
+      f.name += ':';
+      f.name += std::to_string(s.line);
+    }
+    out.push_back(std::move(f));
+  }
+}
+
+Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
+                              uint64_t lookup, Located* located) {
   if (captures.empty())
-    return unknown("[unknown]", hex(address) + ", process maps not recorded");
+    return unknown("[unknown]", hex(address), "process maps not recorded");
   const format::Mapping* m = find_mapping(captures, lookup);
   if (!m || m->path.empty())
     if (std::optional<Frame> jit = resolve_jit(captures.front().pid, address, lookup))
       return *jit;
   if (!m) {
     const std::string& why = captures.front().maps_error;
-    return unknown("[unknown]", hex(address) + ", " + (why.empty() ? "no mapping" : why));
+    return unknown("[unknown]", hex(address), why.empty() ? "no mapping" : why);
   }
   // Anonymous executable memory is JIT code, named only by a perf map.
   if (m->path.empty())
-    return unknown("[anon]", "[anon]+" + hex(address - m->start) + ", JIT map missing");
+    return unknown("[anon]", "[anon]+" + hex(address - m->start), "JIT map missing");
   std::string module = basename_of(m->path);
-  std::string where = module + "+" + hex(address - m->start + m->file_offset);
-  Frame f = unknown(module, where);
+  const uint64_t file_offset = address - m->start + m->file_offset;
+  const std::string where = module + "+" + hex(file_offset);
+  // Pseudo-files ([vdso]) have no ELF file.
+  const Choice* choice = m->path[0] == '/' ? &choose(*m) : nullptr;
+  const std::optional<uint64_t> mapped_vaddr =
+      choice && choice->table ? choice->layout->offset_to_vaddr(lookup - m->start + m->file_offset)
+                              : std::nullopt;
+  const uint64_t vaddr = mapped_vaddr.value_or(0);
+  const ElfSymbol* sym = mapped_vaddr ? choice->table->find(vaddr) : nullptr;
+  Frame f = unknown(module, where,
+                    !choice                     ? ""
+                    : sym                       ? ""
+                    : !choice->why.empty()      ? choice->why
+                    : choice->table->complete() ? ""
+                                                : "stripped without debuginfo");
   f.path = m->path;
   f.build_id = m->build_id;
-  f.file_offset = address - m->start + m->file_offset;
-  // Pseudo-files ([vdso]) have no ELF file.
-  if (m->path[0] != '/')
-    return f;
-  const Choice& choice = choose(*m);
-  if (!choice.table) {
-    f.name.insert(f.name.size() - 1, ", " + choice.why);
-    return f;
-  }
-  auto vaddr = choice.table->offset_to_vaddr(lookup - m->start + m->file_offset);
-  const ElfSymbol* sym = vaddr ? choice.table->find(*vaddr) : nullptr;
+  f.file_offset = file_offset;
   if (!sym)
     return f;
-  auto [it, inserted] = demangled_.try_emplace(sym);
-  if (inserted)
-    it->second = demangle(sym->name);
-  f.name = it->second;
+  if (located)
+    *located = {choice, vaddr};
+  f.name = name_of(*sym);
+  f.reason.clear();
   f.system_name = sym->name;
   f.resolved = true;
-  f.offset = *vaddr + (address - lookup) - sym->address;
+  f.offset = vaddr + (address - lookup) - sym->address;
   return f;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,20 +11,33 @@
 
 #include "common/elf_file.h"
 #include "format/recording.h"
+#include "report/debuginfo.h"
+#include "report/dwarf_lines.h"
 #include "report/frame.h"
 
 namespace ebprof::report {
 
-// Names user-space addresses through the process's recorded mappings: with
-// the ELF file at the mapping's path when it is the build that ran, else with
-// the symbol table the recording embedded for that build-id. Each file is
+struct SymbolizeOptions {
+  SymbolSources sources;
+  bool demangle = true;
+  bool lines = false;  // append "file.cc:123" to names that DWARF places (--lines)
+  // Told once per binary found on disk whose build-id is not the recorded
+  // one (a rebuild, an upgrade): it is never used for names.
+  std::function<void(const std::string& message)> warn;
+};
+
+// Names user-space addresses through the process's recorded mappings, from
+// the best source with the recorded build-id: separate debuginfo (by
+// build-id, then .gnu_debuglink), else the binary at its recorded path
+// (under --symfs), else the table embedded in the recording. Each file is
 // opened once; each symbol is demangled once.
 class UserSymbolizer {
  public:
   // `embedded` (by raw build-id) and `jit` (by pid, sorted) must outlive the
   // symbolizer.
   UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded,
-                 const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit);
+                 const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit,
+                 SymbolizeOptions options = {});
 
   // `captures` are the process's maps captures from the one in effect at the
   // sample's time onwards: the first that maps the address is used, so code
@@ -34,23 +48,46 @@ class UserSymbolizer {
   // `address` is what is shown when it cannot be named.
   Frame resolve(std::span<const format::ProcessInfo> captures, uint64_t address, uint64_t lookup);
 
+  // Like resolve(), but with DWARF at hand (separate debuginfo, or the
+  // binary's own) the functions inlined at the address come first, each its
+  // own frame, and every frame has its file and line.
+  void resolve_all(std::span<const format::ProcessInfo> captures, uint64_t address, uint64_t lookup,
+                   std::vector<Frame>& out);
+
  private:
-  // The table for a mapping, or null and why there is none.
+  // The tables for a mapping, or null and why there are none: where its
+  // symbols come from, and where its load segments do (separate debuginfo
+  // keeps the symbols but not the segments' file offsets).
   struct Choice {
     const ElfSymbolTable* table = nullptr;
+    const ElfSymbolTable* layout = nullptr;
+    std::string dwarf;  // the file to read DWARF from, if any
     std::string why;
   };
+  // Where resolve() found an address: the choice for its mapping and the
+  // ELF virtual address, for the DWARF lookup.
+  struct Located {
+    const Choice* choice = nullptr;
+    uint64_t vaddr = 0;
+  };
+  Frame resolve(std::span<const format::ProcessInfo> captures, uint64_t address, uint64_t lookup,
+                Located* located);
+  const std::vector<SourceFrame>& source_frames(const std::string& file, uint64_t vaddr);
   const Choice& choose(const format::Mapping& m);
   const ElfSymbolTable* file(const std::string& path);
 
+  const std::string& name_of(const ElfSymbol& sym);
   // JIT code: named from the process's perf map, if it was recorded.
   std::optional<Frame> resolve_jit(uint32_t pid, uint64_t address, uint64_t lookup);
 
   const std::unordered_map<std::string, ElfSymbolTable>& embedded_;
   const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit_;
+  SymbolizeOptions options_;
   std::unordered_map<std::string, std::unique_ptr<ElfSymbolTable>> files_;  // null: unreadable
   std::map<std::pair<std::string, std::string>, Choice> choices_;           // by (path, build-id)
   std::unordered_map<const ElfSymbol*, std::string> demangled_;
+  std::unordered_map<std::string, std::optional<DwarfLines>> dwarf_;  // by path; empty: none
+  std::map<std::pair<std::string, uint64_t>, std::vector<SourceFrame>> source_;
 };
 
 }  // namespace ebprof::report

@@ -13,9 +13,10 @@ packages=(
   libcli11-dev libgtest-dev                # command lines, tests
   util-linux                               # setpriv, for the privilege tests
 )
-# Tests also check pprof output with the real client, go tool pprof.
+# Tests also check pprof output with the real client, go tool pprof, and
+# DWARF source lookups against eu-addr2line (elfutils).
 if [[ ${1:-} == --test ]]; then
-  packages+=(golang-go)
+  packages+=(golang-go elfutils)
 fi
 
 missing=()

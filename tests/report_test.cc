@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "common/elf_file.h"
@@ -16,6 +17,7 @@
 #include "report/kernel_symbolizer.h"
 #include "report/sample_filter.h"
 #include "report/stack_filter.h"
+#include "report/text.h"
 #include "report/top_writer.h"
 #include "report/user_symbolizer.h"
 #include "workloads/demo_lib.h"
@@ -105,6 +107,146 @@ TEST(UserSymbolizer, NamesJitCodeFromTheProcesssPerfMap) {
   // Another process's map never names this one's code.
   format::ProcessInfo other{8, "x", 0, {{0x7000, 0x8000, 0, ""}}, ""};
   EXPECT_FALSE(user.resolve({&other, 1}, 0x7014, 0x7014).resolved);
+}
+
+// A process that mapped `path` where its ELF vaddr `vaddr` runs: one
+// mapping over the PT_LOAD segment holding it.
+format::ProcessInfo mapped(const std::string& path, uint64_t vaddr, const std::string& recorded) {
+  ElfSymbolTable table = ElfSymbolTable::load(path);
+  for (const LoadSegment& s : table.segments())
+    if (vaddr >= s.vaddr && vaddr < s.vaddr + s.file_size)
+      return {7,
+              "app",
+              0,
+              {{0x555500000000 + s.vaddr, 0x555500000000 + s.vaddr + s.file_size, s.offset,
+                recorded, table.identity().build_id, table.identity().debuglink}},
+              ""};
+  ADD_FAILURE() << "no segment of " << path << " holds " << vaddr;
+  return {};
+}
+
+uint64_t vaddr_of(const std::string& path, const std::string& name) {
+  const ElfSymbolTable table = ElfSymbolTable::load(path);
+  for (const ElfSymbol& s : table.symbols())
+    if (s.name == name)
+      return s.address;
+  ADD_FAILURE() << name << " is not in " << path;
+  return 0;
+}
+
+// Stripped binaries name their frames from separate debuginfo, found by
+// .gnu_debuglink next to the binary or by build-id under a debug directory;
+// without it the frame says why it has no name.
+TEST(UserSymbolizer, NamesAStrippedBinaryFromItsDebuginfo) {
+  const std::string dir = EBPROF_STRIPPED_DIR;
+  const std::string stripped = dir + "/hotcold";
+  ASSERT_FALSE(ElfSymbolTable::load(stripped).complete());
+  const uint64_t main_vaddr = vaddr_of(dir + "/hotcold.debug", "main");
+  const uint64_t in_main = 0x555500000000 + main_vaddr + 1;
+
+  // By debuglink: hotcold.debug sits next to the binary.
+  format::ProcessInfo p = mapped(stripped, main_vaddr, stripped);
+  EXPECT_EQ(UserSymbolizer(kNoEmbedded, kNoJit).resolve({&p, 1}, in_main, in_main).name, "main");
+
+  // Alone, it says why.
+  const std::string alone = testing::TempDir() + "/alone";
+  std::filesystem::create_directories(alone);
+  std::filesystem::copy_file(stripped, alone + "/hotcold",
+                             std::filesystem::copy_options::overwrite_existing);
+  p = mapped(alone + "/hotcold", main_vaddr, alone + "/hotcold");
+  SymbolizeOptions nowhere;
+  nowhere.sources.debug_dirs = {testing::TempDir() + "/no-debug-here"};
+  Frame f = UserSymbolizer(kNoEmbedded, kNoJit, nowhere).resolve({&p, 1}, in_main, in_main);
+  EXPECT_FALSE(f.resolved);
+  EXPECT_EQ(f.reason, "stripped without debuginfo");
+  EXPECT_NE(f.name.find("hotcold+0x"), std::string::npos) << f.name;
+
+  // By build-id, under a debug directory.
+  const std::string debug_dir = testing::TempDir() + "/debug";
+  const std::string id = hex_bytes(ElfSymbolTable::load(stripped).identity().build_id);
+  const std::string by_id =
+      debug_dir + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  std::filesystem::create_directories(std::filesystem::path(by_id).parent_path());
+  std::filesystem::copy_file(dir + "/hotcold.debug", by_id,
+                             std::filesystem::copy_options::overwrite_existing);
+  SymbolizeOptions by_build_id;
+  by_build_id.sources.debug_dirs = {debug_dir};
+  EXPECT_EQ(
+      UserSymbolizer(kNoEmbedded, kNoJit, by_build_id).resolve({&p, 1}, in_main, in_main).name,
+      "main");
+}
+
+// --symfs: the recorded path is looked up under another root; a file there
+// with another build-id is never used, and said so once.
+TEST(UserSymbolizer, SymfsAndAWarningPerMismatchedBinary) {
+  const std::string symfs = testing::TempDir() + "/symfs";
+  std::filesystem::create_directories(symfs + "/opt/app");
+  std::filesystem::copy_file(EBPROF_HOTCOLD_BIN, symfs + "/opt/app/hotcold",
+                             std::filesystem::copy_options::overwrite_existing);
+  const uint64_t main_vaddr = vaddr_of(EBPROF_HOTCOLD_BIN, "main");
+  const uint64_t in_main = 0x555500000000 + main_vaddr + 1;
+  format::ProcessInfo p = mapped(EBPROF_HOTCOLD_BIN, main_vaddr, "/opt/app/hotcold");
+  SymbolizeOptions o;
+  o.sources.symfs = symfs;
+  EXPECT_EQ(UserSymbolizer(kNoEmbedded, kNoJit, o).resolve({&p, 1}, in_main, in_main).name, "main");
+
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  p.mappings[0].build_id = "\x01\x02";  // recorded from another build
+  UserSymbolizer other(kNoEmbedded, kNoJit, o);
+  Frame f = other.resolve({&p, 1}, in_main, in_main);
+  EXPECT_EQ(f.reason, "build-id mismatch");
+  other.resolve({&p, 1}, in_main + 1, in_main + 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("recorded 0102"), std::string::npos) << warnings[0];
+}
+
+// With DWARF at hand, functions inlined at an address become frames of
+// their own, innermost first, each with its file and line.
+TEST(UserSymbolizer, InlinedFunctionsAreFramesOfTheirOwn) {
+  const std::string bin = EBPROF_INLINED_PIE;
+  const ElfSymbolTable table = ElfSymbolTable::load(bin);
+  const ElfSymbol* containing = nullptr;
+  for (const ElfSymbol& s : table.symbols())
+    if (s.name == "_ZN7fixture10containingEm")
+      containing = &s;
+  ASSERT_NE(containing, nullptr);
+  format::ProcessInfo p = mapped(bin, containing->address, bin);
+  SymbolizeOptions o;
+  o.lines = true;
+  UserSymbolizer user(kNoEmbedded, kNoJit, o);
+  bool found = false;
+  for (uint64_t v = containing->address; v < containing->address + containing->size && !found;
+       ++v) {
+    const uint64_t at = 0x555500000000 + v;
+    std::vector<Frame> frames;
+    user.resolve_all({&p, 1}, at, at, frames);
+    if (frames.size() < 3)
+      continue;
+    found = true;
+    EXPECT_TRUE(frames[0].inlined);
+    EXPECT_TRUE(frames[1].inlined);
+    EXPECT_FALSE(frames[2].inlined);
+    EXPECT_TRUE(frames[0].name.starts_with("fixture::inner(unsigned long) inlined.cc:"))
+        << frames[0].name;
+    EXPECT_TRUE(frames[1].name.starts_with("fixture::outer(unsigned long) inlined.cc:"))
+        << frames[1].name;
+    EXPECT_TRUE(frames[2].name.starts_with("fixture::containing(unsigned long) inlined.cc:"))
+        << frames[2].name;
+    EXPECT_EQ(frames[2].system_name, "_ZN7fixture10containingEm");
+    for (const Frame& f : frames)
+      EXPECT_GT(f.line, 0);
+  }
+  EXPECT_TRUE(found) << "no address of containing() has two inlined frames";
+}
+
+TEST(UserSymbolizer, NoDemangleKeepsSystemNames) {
+  auto p = self();
+  uint64_t lib_fn = address_of(&demo::hot_leaf);
+  SymbolizeOptions raw;
+  raw.demangle = false;
+  EXPECT_EQ(UserSymbolizer(kNoEmbedded, kNoJit, raw).resolve({&p, 1}, lib_fn + 4, lib_fn + 4).name,
+            "_ZN4demo8hot_leafEm");
 }
 
 TEST(UserSymbolizer, NeverOpensAFifoOrDeviceNamedByARecording) {
@@ -364,7 +506,7 @@ std::string write_small_recording() {
 TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   std::string path = write_small_recording();
   std::ostringstream out;
-  write_info(out, path, load_profile(path));
+  write_info(out, path, load_profile(path), {{"binary not found", 2}});
   std::string text = out.str();
   for (const char* line :
        {"format          1.1, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
@@ -372,6 +514,7 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
         "samples         2\n", "processes       1 (1 maps captures, 1 mappings)\n",
         "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
         "partial stacks  1 (user stack unreadable: 1)\n",
+        "unnamed frames  binary not found in 2 samples (100.0%)\n",
         "embedded        1 binaries, 1 function symbols\n",
         "symbol coverage 1 of 1 sampled binaries with a build-id have embedded symbols",
         "\nsamples                1", "\nelf-symbols            1"})
