@@ -79,6 +79,19 @@ SourceFrame call_site(Dwarf_Die* inlined) {
   return frame;
 }
 
+// The CU holding `address`: by .debug_aranges, which libdw indexes, else
+// by each CU's own ranges, since clang emits no aranges unless asked
+// (-gdwarf-aranges).
+Dwarf_Die* cu_of(Dwfl_Module* module, Dwarf_Addr address, Dwarf_Addr* bias) {
+  if (Dwarf_Die* cu = dwfl_module_addrdie(module, address, bias))
+    return cu;
+  for (Dwarf_Die* cu = dwfl_module_nextcu(module, nullptr, bias); cu;
+       cu = dwfl_module_nextcu(module, cu, bias))
+    if (dwarf_haspc(cu, address - *bias) > 0)
+      return cu;
+  return nullptr;
+}
+
 }  // namespace
 
 void DwarfLines::DwflEnd::operator()(Dwfl* dwfl) const {
@@ -123,14 +136,15 @@ std::vector<SourceFrame> DwarfLines::frames(uint64_t vaddr) {
   // module address minus file address, so apply it rather than assume it.
   const Dwarf_Addr address = vaddr + bias_;
   Dwarf_Addr cu_bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(module_, address, &cu_bias);
+  Dwarf_Die* cu = cu_of(module_, address, &cu_bias);
   if (!cu)
     return {};
 
   SourceFrame innermost;
-  if (Dwfl_Line* row = dwfl_module_getsrc(module_, address)) {
-    if (const char* file = dwfl_lineinfo(row, nullptr, &innermost.line, nullptr, nullptr, nullptr))
+  if (Dwarf_Line* row = dwarf_getsrc_die(cu, address - cu_bias)) {
+    if (const char* file = dwarf_linesrc(row, nullptr, nullptr))
       innermost.file = file;
+    dwarf_lineno(row, &innermost.line);
   }
   const bool has_row = !innermost.file.empty();
 

@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <span>
@@ -163,7 +165,7 @@ void write_pprof(std::ostream& out, const Profile& profile,
   if (clock && info.sample_frequency)
     period = static_cast<int64_t>(1'000'000'000 / info.sample_frequency);
   else if (info.sample_period)
-    period = static_cast<int64_t>(info.sample_period);
+    period = static_cast<int64_t>(std::min<uint64_t>(info.sample_period, INT64_MAX));
   b.value_type(p.add_sample_type(), "samples", "count");
   if (clock)
     b.value_type(p.add_sample_type(), "cpu", "nanoseconds");
@@ -173,7 +175,10 @@ void write_pprof(std::ostream& out, const Profile& profile,
                clock ? "nanoseconds" : "count");
   p.set_period(period);
   p.set_time_nanos(static_cast<int64_t>(info.start_realtime_ns));
-  p.set_duration_nanos(static_cast<int64_t>(duration_s(profile) * 1e9));
+  // A damaged or hostile header can make these absurd: saturate, never
+  // overflow.
+  const double duration_ns = duration_s(profile) * 1e9;
+  p.set_duration_nanos(duration_ns < 9.2e18 ? static_cast<int64_t>(duration_ns) : INT64_MAX);
   p.add_comment(b.str("recorded by ebprof " + info.writer_version + " on " + info.hostname +
                       " (Linux " + info.kernel_release + "), " + info.event + " " +
                       describe_rate(info)));
@@ -206,7 +211,10 @@ void write_pprof(std::ostream& out, const Profile& profile,
       frames = frames.subspan(n);
     }
     sample->add_value(static_cast<int64_t>(s.count));
-    sample->add_value(static_cast<int64_t>(s.count) * period);
+    int64_t weight = 0;
+    if (__builtin_mul_overflow(static_cast<int64_t>(s.count), period, &weight))
+      weight = INT64_MAX;
+    sample->add_value(weight);
     auto label = [&](int64_t key) {
       pp::Label* l = sample->add_label();
       l->set_key(key);

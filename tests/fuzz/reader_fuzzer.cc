@@ -13,8 +13,11 @@
 #include "format/crc32c.h"
 #include "format/framing.h"
 #include "report/dump_writer.h"
+#include "report/folded_writer.h"
 #include "report/info_writer.h"
+#include "report/pprof_writer.h"
 #include "report/profile.h"
+#include "report/script_writer.h"
 #include "report/symbolizer.h"
 #include "report/top_writer.h"
 
@@ -48,11 +51,20 @@ void report_on(const uint8_t* data, size_t size) {
   if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size))
     return;
   try {
-    ebprof::report::Profile profile = ebprof::report::load_profile(path);
+    namespace report = ebprof::report;
+    report::Profile profile = report::load_profile(path);
+    // Names from the input alone: the files it names on this machine are
+    // not the fuzzer's to open.
+    report::SymbolizeOptions embedded_only;
+    embedded_only.sources.symfs = "/nonexistent-symfs";
+    std::vector<report::SymbolizedStack> stacks = report::symbolize(profile, embedded_only);
     std::ostringstream sink;
-    ebprof::report::write_info(sink, path, profile);
-    ebprof::report::write_top(sink, profile, ebprof::report::symbolize(profile), {.rows = 0});
-    ebprof::report::write_dump(sink, path);
+    report::write_info(sink, path, profile, report::unnamed_by_reason(stacks));
+    report::write_top(sink, profile, stacks, {.rows = 0});
+    report::write_folded(sink, stacks, {.pid = true, .annotate = true, .delimit = true});
+    report::write_pprof(sink, profile, stacks);
+    report::write_script(sink, path, profile, {}, {}, embedded_only);
+    report::write_dump(sink, path);
   } catch (const ebprof::Error&) {
     // Expected for unusable input; anything else escaping is a finding.
   }
