@@ -34,7 +34,7 @@ perf record -q -g -a -e cpu-clock -F "$freq" -o "$tmp/perf.data" -- bash -c "$lo
 "$record" -q -a -F "$freq" -o "$tmp/ebprof.data" -- bash -c "$load"
 perf_samples=$(perf report --stats -i "$tmp/perf.data" 2>/dev/null |
   awk '$1 == "SAMPLE" && !seen++ { print $3 }')
-ebprof_samples=$("$report" info "$tmp/ebprof.data" | awk '$1 == "samples" { print $2 }')
+ebprof_samples=$("$report" info "$tmp/ebprof.data" | awk '$1 == "samples" && NF == 2 { print $2 }')
 
 # What stackcollapse-perf.pl does, without Perl's start-up: join each
 # sample's frames (leaf last) and count identical stacks.
@@ -56,13 +56,17 @@ measure() {
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
+# ebprof reads DWARF for inline frames wherever debuginfo is installed
+# (libc6-dbg, say), which perf script does not by default: the "ELF only"
+# row takes the same information perf script uses.
 declare -A cmd=(
   [ebprof_folded]="'$report' -i '$tmp/ebprof.data' --format folded"
+  [ebprof_elf]="'$report' -i '$tmp/ebprof.data' --format folded --debug-dir /nonexistent"
   [ebprof_top]="'$report' -i '$tmp/ebprof.data' -n 20"
   [perf_script]="perf script -i '$tmp/perf.data' | awk -f '$tmp/fold.awk'"
   [perf_report]="perf report --stdio -i '$tmp/perf.data'"
 )
-order=(ebprof_folded perf_script ebprof_top perf_report)
+order=(ebprof_folded perf_script ebprof_elf ebprof_top perf_report)
 # Warm the page cache and perf's caches once.
 for k in "${order[@]}"; do bash -c "${cmd[$k]}" >/dev/null 2>&1 || true; done
 declare -A times rss
@@ -87,6 +91,8 @@ row() {
     "$(awk -v a="${rss[$2]}" -v b="${rss[$4]}" 'BEGIN { printf "%.2f", b / a }')"
 }
 row "folded stacks" perf_script "perf script \\| fold" ebprof_folded "ebprof-report --format folded"
+row "folded stacks, ELF symbols only" perf_script "perf script \\| fold" ebprof_elf \
+  "ebprof-report --format folded --debug-dir /nonexistent"
 row "top table" perf_report "perf report --stdio" ebprof_top "ebprof-report"
 echo
 echo "Command: \`SECONDS_EACH=$secs FREQ=$freq REPS=$reps bench/report.sh\`; machine: nproc $(nproc), Linux $(uname -r), $(perf version 2>/dev/null)."

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -295,7 +296,7 @@ std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
 // Returns why the frame is damaged, or "" when it was delivered. Nothing
 // reaches the visitor from a damaged frame.
 std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& stored,
-                         std::vector<uint64_t>& raw, IdSpace& ids, bool allow_gaps,
+                         std::vector<uint64_t>& raw, ZSTD_DCtx* zstd, IdSpace& ids, bool allow_gaps,
                          RecordingVisitor& visitor, const FrameInfo& info,
                          const std::string& path) {
   bool compressed = h.flags & kFrameZstd;
@@ -307,7 +308,7 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
     return "frame is empty";
   raw.resize(h.raw_size / sizeof(uint64_t));
   if (compressed) {
-    size_t got = ZSTD_decompress(raw.data(), h.raw_size, stored.data(), stored.size());
+    size_t got = ZSTD_decompressDCtx(zstd, raw.data(), h.raw_size, stored.data(), stored.size());
     if (ZSTD_isError(got) || got != h.raw_size)
       return "frame does not decompress";
   } else {
@@ -475,6 +476,11 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
       check_file_header(fd.get(), file_size, path);
   IdSpace ids;
   uint64_t offset = kFileHeaderSize;
+  // One decompression context for the whole file: ZSTD_decompress() would
+  // allocate and free one, window included, for every frame.
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> zstd(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (!zstd)
+    throw Error("zstd cannot start decompressing: out of memory");
   std::vector<uint8_t> stored;
   // 8-byte aligned, as Cap'n Proto words must be.
   std::vector<uint64_t> raw;
@@ -486,7 +492,7 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
     uint64_t next;  // where reading goes on after a damaged frame
     Check check = read_frame(fd.get(), offset, file_size, path, h, stored, why);
     if (check == Check::kOk) {
-      why = decode_frame(h, stored, raw, ids, result.damaged_frames > 0, visitor,
+      why = decode_frame(h, stored, raw, zstd.get(), ids, result.damaged_frames > 0, visitor,
                          FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
                                    h.raw_size, static_cast<bool>(h.flags & kFrameZstd)},
                          path);

@@ -1,5 +1,6 @@
 // ebprof-report: reads a recording anywhere and writes a report.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -158,7 +159,11 @@ int main(int argc, char** argv) {
       write_script(out, input, load(input, nullptr), samples, stacks, symbols);
     } else {
       Profile profile = load(input, &samples);
-      std::vector<SymbolizedStack> symbolized = symbolize(profile, symbols);
+      const bool per_thread =
+          format == "pprof" || std::any_of(top.sort.begin(), top.sort.end(), [&](const auto& k) {
+            return format == "top" && (k == "tid" || k == "cpu");
+          });
+      std::vector<SymbolizedStack> symbolized = symbolize(profile, symbols, per_thread);
       filter_stacks(stacks, symbolized);
       if (format == "folded")
         write_folded(out, symbolized, folded);

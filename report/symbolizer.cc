@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "format/lookup.h"
 #include "report/text.h"
@@ -70,14 +71,27 @@ std::string describe_unnamed(const std::vector<std::pair<std::string, uint64_t>>
   return out.empty() ? "none" : out;
 }
 
-std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options) {
+std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options,
+                                       bool per_thread) {
   Symbolizer symbolizer(profile, std::move(options));
+  // Without threads and CPUs, the counts of one (process, capture, comm,
+  // stack) merge first: each distinct stack's frames are copied once.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, size_t> merged;
   std::vector<SymbolizedStack> out;
   out.reserve(profile.counts.size());
   for (const StackCount& c : profile.counts) {
+    if (!per_thread) {
+      auto [it, inserted] =
+          merged.try_emplace({c.pid, c.capture, c.comm_id, c.stack_id}, out.size());
+      if (!inserted) {
+        out[it->second].count += c.count;
+        continue;
+      }
+    }
     auto comm_it = profile.comms.find(c.comm_id);
-    out.push_back({c.pid, c.tid, c.cpu, comm_it == profile.comms.end() ? "[lost]" : comm_it->second,
-                   c.count, symbolizer.frames(c.pid, c.capture, c.stack_id)});
+    out.push_back({c.pid, per_thread ? c.tid : 0, per_thread ? c.cpu : uint16_t{0},
+                   comm_it == profile.comms.end() ? "[lost]" : comm_it->second, c.count,
+                   symbolizer.frames(c.pid, c.capture, c.stack_id)});
   }
   return out;
 }

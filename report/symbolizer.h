@@ -43,8 +43,11 @@ class Symbolizer {
 };
 
 // Symbolizes every distinct stack of `profile`. Output writers take the
-// result; none of them symbolizes on its own.
-std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options = {});
+// result; none of them symbolizes on its own. Without `per_thread`, stacks
+// of one process are merged across threads and CPUs (their tid and cpu are
+// 0): what folded output and a top table without those keys need.
+std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options = {},
+                                       bool per_thread = true);
 
 // Samples per reason their stacks have unnamed frames for ("binary not
 // found": 12), each sample counted once per reason, most first.
