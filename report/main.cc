@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/main_guard.h"
+#include "report/debuginfod.h"
 #include "report/dump_writer.h"
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   symbols.demangle = !no_demangle;
+  symbols.debuginfod = Debuginfod::from_environment();
   folded.comm = prefix.find("comm") != std::string::npos;
   folded.pid = prefix.find("pid") != std::string::npos;
 

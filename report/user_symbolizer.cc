@@ -37,6 +37,14 @@ UserSymbolizer::UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTa
                                SymbolizeOptions options)
     : embedded_(embedded), jit_(jit), options_(std::move(options)) {}
 
+bool UserSymbolizer::matches_locally(const std::vector<std::string>& candidates,
+                                     const std::string& build_id) {
+  return std::any_of(candidates.begin(), candidates.end(), [&](const std::string& path) {
+    const ElfSymbolTable* t = file(path);
+    return t && t->identity().build_id == build_id;
+  });
+}
+
 const ElfSymbolTable* UserSymbolizer::file(const std::string& path) {
   auto [it, inserted] = files_.try_emplace(path);
   if (inserted) {
@@ -72,9 +80,15 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
   // Only with a known build-id: a debuglink name alone proves nothing.
   const ElfSymbolTable* debug = nullptr;
   std::string debug_path;
+  std::vector<std::string> candidates =
+      m.build_id.empty() ? std::vector<std::string>{}
+                         : debuginfo_paths(options_.sources, m.path, m.build_id, m.debuglink);
+  // Last, and only when nothing local has it: a server, which may be slow.
+  if (options_.debuginfod && !m.build_id.empty() && !matches_locally(candidates, m.build_id))
+    if (std::string fetched = options_.debuginfod->find_debuginfo(m.build_id); !fetched.empty())
+      candidates.push_back(fetched);
   if (!m.build_id.empty())
-    for (const std::string& candidate :
-         debuginfo_paths(options_.sources, m.path, m.build_id, m.debuglink)) {
+    for (const std::string& candidate : candidates) {
       const ElfSymbolTable* t = file(candidate);
       if (t && t->identity().build_id == m.build_id) {
         debug = t;

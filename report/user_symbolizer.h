@@ -12,6 +12,7 @@
 #include "common/elf_file.h"
 #include "format/recording.h"
 #include "report/debuginfo.h"
+#include "report/debuginfod.h"
 #include "report/dwarf_lines.h"
 #include "report/frame.h"
 
@@ -24,6 +25,8 @@ struct SymbolizeOptions {
   // Told once per binary found on disk whose build-id is not the recorded
   // one (a rebuild, an upgrade): it is never used for names.
   std::function<void(const std::string& message)> warn;
+  // Asked for debuginfo found nowhere locally (DEBUGINFOD_URLS); may be null.
+  std::shared_ptr<Debuginfod> debuginfod;
 };
 
 // Names user-space addresses through the process's recorded mappings, from
@@ -75,6 +78,7 @@ class UserSymbolizer {
   const std::vector<SourceFrame>& source_frames(const std::string& file, uint64_t vaddr);
   const Choice& choose(const format::Mapping& m);
   const ElfSymbolTable* file(const std::string& path);
+  bool matches_locally(const std::vector<std::string>& candidates, const std::string& build_id);
 
   const std::string& name_of(const ElfSymbol& sym);
   // JIT code: named from the process's perf map, if it was recorded.

@@ -10,13 +10,15 @@ packages=(
   libelf-dev libdw-dev                     # ELF symbols (report)
   capnproto libcapnp-dev libzstd-dev       # the recording format
   libprotobuf-dev protobuf-compiler zlib1g-dev  # pprof output (gzipped protobuf)
+  libdebuginfod-dev                        # debuginfo from DEBUGINFOD_URLS servers
   libcli11-dev libgtest-dev                # command lines, tests
   util-linux                               # setpriv, for the privilege tests
 )
 # Tests also check pprof output with the real client, go tool pprof, and
-# DWARF source lookups against eu-addr2line (elfutils).
+# DWARF source lookups against eu-addr2line (elfutils), and debuginfo
+# fetched from a local debuginfod server.
 if [[ ${1:-} == --test ]]; then
-  packages+=(golang-go elfutils)
+  packages+=(golang-go elfutils debuginfod)
 fi
 
 missing=()

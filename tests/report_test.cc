@@ -3,13 +3,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "common/elf_file.h"
 #include "common/error.h"
 #include "format/writer.h"
 #include "record/proc_maps.h"
+#include "report/debuginfod.h"
 #include "report/demangle.h"
 #include "report/dump_writer.h"
 #include "report/folded_writer.h"
@@ -174,6 +180,49 @@ TEST(UserSymbolizer, NamesAStrippedBinaryFromItsDebuginfo) {
   EXPECT_EQ(
       UserSymbolizer(kNoEmbedded, kNoJit, by_build_id).resolve({&p, 1}, in_main, in_main).name,
       "main");
+}
+
+// DEBUGINFOD_URLS: debuginfo found nowhere locally comes from a server, here
+// a real debuginfod serving the stripped binary's debuginfo on localhost.
+TEST(UserSymbolizer, FetchesDebuginfoFromDebuginfod) {
+  if (system("command -v debuginfod >/dev/null") != 0)
+    GTEST_SKIP() << "debuginfod is not installed (apt-get install debuginfod)";
+  const std::string root = testing::TempDir() + "/debuginfod-" + std::to_string(getpid());
+  std::filesystem::create_directories(root + "/served");
+  std::filesystem::create_directories(root + "/alone");
+  std::filesystem::copy_file(std::string(EBPROF_STRIPPED_DIR) + "/hotcold.debug",
+                             root + "/served/hotcold.debug");
+  std::filesystem::copy_file(std::string(EBPROF_STRIPPED_DIR) + "/hotcold",
+                             root + "/alone/hotcold");
+  const std::string port = std::to_string(20000 + getpid() % 20000);
+  pid_t server = fork();
+  if (server == 0) {
+    execlp("debuginfod", "debuginfod", "-F", (root + "/served").c_str(), "-p", port.c_str(), "-d",
+           (root + "/index.sqlite").c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(server, 0);
+  setenv("DEBUGINFOD_URLS", ("http://127.0.0.1:" + port).c_str(), 1);
+  const uint64_t main_vaddr = vaddr_of(std::string(EBPROF_STRIPPED_DIR) + "/hotcold.debug", "main");
+  const uint64_t in_main = 0x555500000000 + main_vaddr + 1;
+  format::ProcessInfo p = mapped(root + "/alone/hotcold", main_vaddr, root + "/alone/hotcold");
+  SymbolizeOptions o;
+  o.sources.debug_dirs = {root + "/no-local-debuginfo"};
+  std::string name;
+  // The server indexes its directory after it starts; the client caches
+  // misses, so each try gets a cache of its own.
+  for (int attempt = 0; attempt < 50 && name != "main"; ++attempt) {
+    setenv("DEBUGINFOD_CACHE_PATH", (root + "/cache" + std::to_string(attempt)).c_str(), 1);
+    o.debuginfod = Debuginfod::from_environment();
+    name = UserSymbolizer(kNoEmbedded, kNoJit, o).resolve({&p, 1}, in_main, in_main).name;
+    if (name != "main")
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  kill(server, SIGTERM);
+  waitpid(server, nullptr, 0);
+  unsetenv("DEBUGINFOD_URLS");
+  unsetenv("DEBUGINFOD_CACHE_PATH");
+  EXPECT_EQ(name, "main");
 }
 
 // --symfs: the recorded path is looked up under another root; a file there
