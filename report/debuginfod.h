@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,8 +13,10 @@ namespace ebprof::report {
 // for gdb and perf: without DEBUGINFOD_URLS nothing is asked of the network.
 class Debuginfod {
  public:
-  // Null when DEBUGINFOD_URLS is unset or empty.
-  static std::unique_ptr<Debuginfod> from_environment();
+  // Null when DEBUGINFOD_URLS is unset or empty, or (said through `warn`)
+  // when libdebuginfod is not installed.
+  static std::unique_ptr<Debuginfod> from_environment(
+      const std::function<void(const std::string&)>& warn = {});
 
   // A local path of the debuginfo for `build_id` (raw bytes), or "" when no
   // server has it. The caller checks the file's build-id, as for any other.

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   symbols.demangle = !no_demangle;
-  symbols.debuginfod = Debuginfod::from_environment();
+  symbols.debuginfod = Debuginfod::from_environment(symbols.warn);
   folded.comm = prefix.find("comm") != std::string::npos;
   folded.pid = prefix.find("pid") != std::string::npos;
 
