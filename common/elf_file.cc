@@ -30,14 +30,20 @@ struct OpenElf {
 OpenElf open_elf(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE)
     throw Error("libelf is unusable");
-  // Paths come from recordings and /proc: never block on a FIFO or poke a
-  // device.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd)
+  // Paths come from recordings and /proc: a device or FIFO must not even be
+  // opened (opening /dev/watchdog arms it, a serial port resets a board).
+  // O_PATH resolves the name without opening the file; only a regular
+  // file is then opened for reading, through that very inode.
+  UniqueFd where(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!where)
     throw_errno("cannot open " + path, errno);
   struct stat st {};
-  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+  if (fstat(where.get(), &st) != 0 || !S_ISREG(st.st_mode))
     throw Error(path + " is not a regular file");
+  UniqueFd fd(::open(("/proc/self/fd/" + std::to_string(where.get())).c_str(),
+                     O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd)
+    throw_errno("cannot open " + path, errno);
   ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     throw Error(path + " is not an ELF file");

@@ -164,7 +164,11 @@ bool ProcessTracker::maps_all(const Process& p, std::span<const uint64_t> user) 
 }
 
 format::ProcessInfo ProcessTracker::capture(uint32_t pid, Process& p) {
-  format::ProcessInfo info{pid, p.comm, p.changed_at_ns, p.mappings, p.maps_error, p.place};
+  // A pid's captures must be written in time order (the report picks the
+  // latest at or before a sample). A mapping event drained late can date
+  // a change before the last capture written: it then counts from there.
+  p.written_at_ns = std::max(p.changed_at_ns, p.written_at_ns);
+  format::ProcessInfo info{pid, p.comm, p.written_at_ns, p.mappings, p.maps_error, p.place};
   if (describe_) {
     describe_(pid, info);
     p.mappings = info.mappings;

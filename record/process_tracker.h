@@ -72,6 +72,7 @@ class ProcessTracker {
     std::string maps_error;
     format::ProcessPlace place;
     uint64_t changed_at_ns = 0;
+    uint64_t written_at_ns = 0;  // capturedAtNs of the last capture written
     uint64_t exited_at_ns = 0;
     uint64_t read_at_ns = 0;  // last /proc read
     bool read_once = false;   // read_at_ns is set

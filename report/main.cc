@@ -1,4 +1,6 @@
 // ebprof-report: reads a recording anywhere and writes a report.
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
@@ -143,6 +145,13 @@ int main(int argc, char** argv) {
       }
     }
     std::ofstream file;
+    struct stat in {
+    }, out_st{};
+    // -o with the input's name (-i defaults to ebprof.data) would truncate
+    // the recording before reading it.
+    if (!output.empty() && stat(input.c_str(), &in) == 0 && stat(output.c_str(), &out_st) == 0 &&
+        in.st_dev == out_st.st_dev && in.st_ino == out_st.st_ino)
+      throw ebprof::Error("-o " + output + " is the recording being read: choose another file");
     if (!output.empty()) {
       file.open(output, std::ios::binary | std::ios::trunc);
       if (!file)
@@ -156,7 +165,7 @@ int main(int argc, char** argv) {
       write_dump(out, input);
     } else if (info->parsed()) {
       Profile profile = load(input, nullptr);
-      write_info(out, input, profile, unnamed_by_reason(symbolize(profile, symbols)));
+      write_info(out, input, profile, unnamed_by_reason(symbolize(profile, symbols, false)));
     } else if (format == "script") {
       write_script(out, input, load(input, nullptr), samples, stacks, symbols);
     } else {
@@ -176,7 +185,7 @@ int main(int argc, char** argv) {
     }
     out.flush();
     if (!out)
-      throw ebprof::Error(ebprof::errno_message(
-          "cannot write " + (output.empty() ? std::string("the report") : output), errno));
+      throw ebprof::Error("cannot write " + (output.empty() ? std::string("the report") : output) +
+                          ": the disk is full or the output was closed");
   });
 }

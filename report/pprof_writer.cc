@@ -36,10 +36,17 @@ std::string utf8(const std::string& s) {
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    // RFC 3629: no overlong forms (C0, C1, E0 80-9F, F0 80-8F), no
+    // surrogates (ED A0-BF), nothing past U+10FFFF (F4 90-, F5-FF).
+    const size_t n = c < 0x80 ? 1 : c < 0xc2 ? 0 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : c < 0xf5 ? 4 : 0;
     bool ok = n > 0 && i + n <= s.size();
     for (size_t k = 1; ok && k < n; ++k)
       ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (ok && n > 2) {
+      const auto second = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && second < 0xa0) && !(c == 0xed && second > 0x9f) &&
+           !(c == 0xf0 && second < 0x90) && !(c == 0xf4 && second > 0x8f);
+    }
     if (ok) {
       out.append(s, i, n);
       i += n;
@@ -159,21 +166,18 @@ void write_pprof(std::ostream& out, const Profile& profile,
   const format::RecordingInfo& info = profile.info;
   pp::Profile& p = b.profile();
 
-  // A clock event sampled at a rate or period weighs each sample in time.
-  const bool clock = info.event == "cpu-clock" || info.event == "task-clock";
-  int64_t period = 1;
-  if (clock && info.sample_frequency)
-    period = static_cast<int64_t>(1'000'000'000 / info.sample_frequency);
-  else if (info.sample_period)
-    period = static_cast<int64_t>(std::min<uint64_t>(info.sample_period, INT64_MAX));
+  // A second value, the samples' weight in the event's unit, only when it
+  // is known: time for a clock, events for a period (-c, probes).
+  const bool clock = is_clock_event(info.event);
+  const int64_t period = static_cast<int64_t>(std::min<uint64_t>(sample_weight(info), INT64_MAX));
   b.value_type(p.add_sample_type(), "samples", "count");
-  if (clock)
-    b.value_type(p.add_sample_type(), "cpu", "nanoseconds");
-  else
-    b.value_type(p.add_sample_type(), info.event.c_str(), "count");
-  b.value_type(p.mutable_period_type(), clock ? "cpu" : info.event.c_str(),
-               clock ? "nanoseconds" : "count");
-  p.set_period(period);
+  if (period) {
+    b.value_type(p.add_sample_type(), clock ? "cpu" : info.event.c_str(),
+                 clock ? "nanoseconds" : "count");
+    b.value_type(p.mutable_period_type(), clock ? "cpu" : info.event.c_str(),
+                 clock ? "nanoseconds" : "count");
+    p.set_period(period);
+  }
   p.set_time_nanos(static_cast<int64_t>(info.start_realtime_ns));
   // A damaged or hostile header can make these absurd: saturate, never
   // overflow.
@@ -204,17 +208,20 @@ void write_pprof(std::ostream& out, const Profile& profile,
     pp::Sample* sample = p.add_sample();
     std::span<const Frame> frames = s.frames;
     while (!frames.empty()) {
-      size_t n = 1;  // the inlined frames at one address, and their container
-      while (n < frames.size() && frames[n - 1].inlined)
+      // The inlined frames at one address, and their container; a broken
+      // DWARF chain (no container) never reaches into the next address.
+      size_t n = 1;
+      while (n < frames.size() && frames[n - 1].inlined && frames[n].address == frames[0].address)
         ++n;
       sample->add_location_id(b.location(frames.first(n)));
       frames = frames.subspan(n);
     }
     sample->add_value(static_cast<int64_t>(s.count));
     int64_t weight = 0;
-    if (__builtin_mul_overflow(static_cast<int64_t>(s.count), period, &weight))
+    if (period && __builtin_mul_overflow(static_cast<int64_t>(s.count), period, &weight))
       weight = INT64_MAX;
-    sample->add_value(weight);
+    if (period)
+      sample->add_value(weight);
     auto label = [&](int64_t key) {
       pp::Label* l = sample->add_label();
       l->set_key(key);
@@ -230,7 +237,9 @@ void write_pprof(std::ostream& out, const Profile& profile,
 
   std::string bytes;
   if (!p.SerializeToString(&bytes))
-    throw Error("cannot encode the pprof profile");
+    throw Error(
+        "the pprof profile is too large to encode (protobuf's 2 GB limit): narrow it with "
+        "--pid, --time or --comm, or use --format folded");
   out << gzip(bytes);
 }
 

@@ -42,7 +42,6 @@ class ProfileBuilder : public format::RecordingVisitor {
       p_.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
     for (size_t i = 0; i < batch.comms.size(); ++i)
       p_.comms.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
-    static const std::string kLostComm;
     for (const format::Sample& s : batch.samples) {
       ++p_.recorded_samples;
       if (filter_) {
@@ -139,6 +138,17 @@ const format::Mapping* find_mapping(std::span<const format::ProcessInfo> capture
     if (const format::Mapping* m = format::find_mapping(capture.mappings, address))
       return m;
   return nullptr;
+}
+
+bool is_clock_event(const std::string& event) {
+  return event == "cpu-clock" || event == "task-clock";
+}
+
+uint64_t sample_weight(const format::RecordingInfo& info) {
+  if (info.sample_period)
+    return info.sample_period;
+  return info.sample_frequency && is_clock_event(info.event) ? 1'000'000'000 / info.sample_frequency
+                                                             : 0;
 }
 
 std::string describe_rate(const format::RecordingInfo& info) {

@@ -61,6 +61,9 @@ struct Profile {
   uint16_t version_major = 0, version_minor = 0;
 };
 
+// The comm of a sample whose comm was defined in a damaged frame.
+inline const std::string kLostComm = "[lost]";
+
 // Reads the recording at `path`, counting the samples `filter` keeps (all
 // of them without one). Throws Error when the file cannot be read at all.
 Profile load_profile(const std::string& path, const SampleFilter* filter = nullptr);
@@ -78,6 +81,15 @@ const format::Mapping* find_mapping(std::span<const format::ProcessInfo> capture
 // Seconds from the start of recording to its end (or its last sample, when
 // the end frame is missing).
 double duration_s(const Profile& profile);
+
+// Whether `event` counts time (cpu-clock, task-clock): in nanoseconds.
+bool is_clock_event(const std::string& event);
+
+// What one sample stands for in its event's unit: the period (-c, or 1 for
+// a probe or tracepoint), or for a clock event at -F the nanoseconds
+// between samples; 0 when unknown (another event at -F, whose period the
+// kernel adapts sample by sample).
+uint64_t sample_weight(const format::RecordingInfo& info);
 
 // "at 99 Hz" or "every 1000 events", from the recording's header.
 std::string describe_rate(const format::RecordingInfo& info);

@@ -1,5 +1,6 @@
 #include "report/script_writer.h"
 
+#include <algorithm>
 #include <cinttypes>
 
 #include "format/reader.h"
@@ -18,21 +19,16 @@ class ScriptWriter : public format::RecordingVisitor {
         samples_(samples),
         stacks_(stacks),
         symbolizer_(profile, std::move(symbols)) {
-    const auto& info = profile.info;
-    // perf prints the period of each sample; cpu-clock counts nanoseconds.
-    period_ = info.sample_period ? info.sample_period
-              : info.sample_frequency && info.event == "cpu-clock"
-                  ? 1'000'000'000 / info.sample_frequency
-                  : 1;
+    // perf prints the period of each sample.
+    period_ = std::max<uint64_t>(sample_weight(profile.info), 1);
   }
 
   void on_samples(format::SampleBatch&& batch) override {
     for (size_t i = 0; i < batch.comms.size(); ++i)
       comms_.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
-    static const std::string kLost = "[lost]";
     for (const format::Sample& s : batch.samples) {
       auto comm_it = comms_.find(s.comm_id);
-      const std::string& comm = comm_it == comms_.end() ? kLost : comm_it->second;
+      const std::string& comm = comm_it == comms_.end() ? kLostComm : comm_it->second;
       if (!keeps(samples_, s, comm, profile_.info.start_monotonic_ns))
         continue;
       std::vector<SymbolizedStack> one{

@@ -18,7 +18,11 @@ void filter_stacks(const StackFilter& f, std::vector<SymbolizedStack>& stacks) {
         }))
       return true;
     if (f.symbol && std::none_of(s.frames.begin(), s.frames.end(), [&](const Frame& fr) {
-          return std::regex_search(fr.name, *f.symbol);
+          // libstdc++'s matcher recurses per character: a crafted
+          // recording's megabyte-long name must not exhaust the stack.
+          constexpr size_t kMaxMatched = 4096;
+          return std::regex_search(
+              fr.name.begin(), fr.name.begin() + std::min(fr.name.size(), kMaxMatched), *f.symbol);
         }))
       return true;
     return false;

@@ -39,8 +39,12 @@ const std::vector<Frame>& Symbolizer::frames(uint32_t pid, uint32_t capture, uin
   for (size_t i = 0; i < stack.user.size(); ++i) {
     const size_t first = frames.size();
     user_.resolve_all(captures, stack.user[i], format::lookup_address(stack.user, i), frames);
-    for (size_t k = first; k < frames.size(); ++k)
+    for (size_t k = first; k < frames.size(); ++k) {
       frames[k].address = stack.user[i];
+      // Not in a file (anonymous, unmapped): the address is all there is.
+      if (frames[k].path.empty())
+        frames[k].file_offset = stack.user[i];
+    }
   }
   return frames;
 }
@@ -90,7 +94,7 @@ std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions 
     }
     auto comm_it = profile.comms.find(c.comm_id);
     out.push_back({c.pid, per_thread ? c.tid : 0, per_thread ? c.cpu : uint16_t{0},
-                   comm_it == profile.comms.end() ? "[lost]" : comm_it->second, c.count,
+                   comm_it == profile.comms.end() ? kLostComm : comm_it->second, c.count,
                    symbolizer.frames(c.pid, c.capture, c.stack_id)});
   }
   return out;

@@ -64,9 +64,10 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
     return c;
   // The file on this machine must be the build that ran: a rebuild, an
   // upgrade or another machine's copy would name the wrong functions. Its
-  // build-id must equal the recorded one, also when that is empty (the file
-  // had none, or could not be read then): an unverifiable file is not used.
-  // A deleted file is never on disk; its embedded table still names it.
+  // build-id must equal the recorded one. A binary built without one (Go,
+  // --build-id=none) cannot be verified: it is used, as perf would, but
+  // said so once, since only the user can know it was not rebuilt. A
+  // deleted file is never on disk; its embedded table still names it.
   const bool deleted = m.path.ends_with(" (deleted)");
   const std::string path = binary_path(options_.sources, m.path);
   const ElfSymbolTable* on_disk = deleted ? nullptr : file(path);
@@ -75,6 +76,10 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
     options_.warn(path + " is not the build that was recorded (build-id " +
                   hex_bytes(on_disk->identity().build_id) + ", recorded " + hex_bytes(m.build_id) +
                   "): not used for its names");
+  if (matches && m.build_id.empty() && options_.warn)
+    options_.warn(path +
+                  " has no build-id: its names are used unverified; if it was rebuilt "
+                  "since recording, they may be wrong");
   // Separate debuginfo holds the full .symtab (local functions included),
   // which a stripped binary and the embedded table lack: it goes first.
   // Only with a known build-id: a debuglink name alone proves nothing.
@@ -84,9 +89,12 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
       m.build_id.empty() ? std::vector<std::string>{}
                          : debuginfo_paths(options_.sources, m.path, m.build_id, m.debuglink);
   // Last, and only when nothing local has it: a server, which may be slow.
-  if (options_.debuginfod && !m.build_id.empty() && !matches_locally(candidates, m.build_id))
+  if (options_.debuginfod && !m.build_id.empty() && debuginfod_queries_ < kMaxDebuginfodQueries &&
+      !matches_locally(candidates, m.build_id)) {
+    ++debuginfod_queries_;
     if (std::string fetched = options_.debuginfod->find_debuginfo(m.build_id); !fetched.empty())
       candidates.push_back(fetched);
+  }
   if (!m.build_id.empty())
     for (const std::string& candidate : candidates) {
       const ElfSymbolTable* t = file(candidate);
@@ -99,6 +107,8 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
   auto embedded = m.build_id.empty() ? embedded_.end() : embedded_.find(m.build_id);
   c.layout = matches ? on_disk : embedded != embedded_.end() ? &embedded->second : nullptr;
   c.table = debug ? debug : c.layout;
+  if (embedded != embedded_.end())
+    c.embedded = &embedded->second;
   if (debug)
     c.dwarf = debug_path;
   else if (matches)
@@ -163,6 +173,10 @@ void UserSymbolizer::resolve_all(std::span<const format::ProcessInfo> captures, 
     return;
   }
   for (const SourceFrame& s : *source) {
+    // An inlined instance DWARF gives no name would otherwise take the
+    // containing function's: it is left out rather than named twice.
+    if (s.function.empty() && s.inlined)
+      continue;
     Frame f = base;
     if (!s.function.empty()) {
       f.system_name = s.function;
@@ -207,11 +221,12 @@ Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uin
   const uint64_t vaddr = mapped_vaddr.value_or(0);
   const ElfSymbol* sym = mapped_vaddr ? choice->table->find(vaddr) : nullptr;
   Frame f = unknown(module, where,
-                    !choice                     ? ""
-                    : sym                       ? ""
-                    : !choice->why.empty()      ? choice->why
-                    : choice->table->complete() ? ""
-                                                : "stripped without debuginfo");
+                    !choice                             ? ""
+                    : sym                               ? ""
+                    : !choice->why.empty()              ? choice->why
+                    : choice->table->complete()         ? ""
+                    : choice->table == choice->embedded ? "no symbol in the embedded table"
+                                                        : "stripped without debuginfo");
   f.path = m->path;
   f.build_id = m->build_id;
   f.file_offset = file_offset;

@@ -64,7 +64,8 @@ class UserSymbolizer {
   struct Choice {
     const ElfSymbolTable* table = nullptr;
     const ElfSymbolTable* layout = nullptr;
-    std::string dwarf;  // the file to read DWARF from, if any
+    const ElfSymbolTable* embedded = nullptr;  // the recording's own table, if any
+    std::string dwarf;                         // the file to read DWARF from, if any
     std::string why;
   };
   // Where resolve() found an address: the choice for its mapping and the
@@ -87,6 +88,10 @@ class UserSymbolizer {
   const std::unordered_map<std::string, ElfSymbolTable>& embedded_;
   const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit_;
   SymbolizeOptions options_;
+  // Each query can take seconds, and a recording decides how many build-ids
+  // there are: a report asks servers about so many binaries at most.
+  static constexpr int kMaxDebuginfodQueries = 200;
+  int debuginfod_queries_ = 0;
   std::unordered_map<std::string, std::unique_ptr<ElfSymbolTable>> files_;  // null: unreadable
   std::map<std::pair<std::string, std::string>, Choice> choices_;           // by (path, build-id)
   std::unordered_map<const ElfSymbol*, std::string> demangled_;

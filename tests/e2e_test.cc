@@ -597,6 +597,11 @@ TEST(EndToEnd, ReportFiltersAndOutputsAddUp) {
   Outcome piped = run(kReport + " -i " + data + " --format script | head -1");
   EXPECT_EQ(piped.status, 0);
   EXPECT_EQ(piped.err, "");
+  // -o naming the recording itself would truncate it before it is read.
+  Outcome self = run(kReport + " -i " + data + " -o " + data);
+  EXPECT_EQ(self.status, 1);
+  EXPECT_NE(self.err.find("is the recording being read"), std::string::npos) << self.err;
+  EXPECT_GT(fs::file_size(data), 1000u);
   Outcome bad = run(kReport + " -i " + data + " -o /nonexistent/dir/report.txt");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("cannot write /nonexistent/dir/report.txt"), std::string::npos);

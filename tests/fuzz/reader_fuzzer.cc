@@ -1,10 +1,12 @@
 // libFuzzer target: any byte sequence as a recording, through everything a
-// report does with a file from a stranger: the reader, aggregation,
-// symbolization, info, top and dump. Only a one-line Error may come out.
+// report does with a file from a stranger: the reader, aggregation (per
+// thread and merged), the sample and stack filters, symbolization and every
+// writer. Only a one-line Error may come out.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,7 +19,9 @@
 #include "report/info_writer.h"
 #include "report/pprof_writer.h"
 #include "report/profile.h"
+#include "report/sample_filter.h"
 #include "report/script_writer.h"
+#include "report/stack_filter.h"
 #include "report/symbolizer.h"
 #include "report/top_writer.h"
 
@@ -58,7 +62,14 @@ void report_on(const uint8_t* data, size_t size) {
     report::SymbolizeOptions embedded_only;
     embedded_only.sources.symfs = "/nonexistent-symfs";
     std::vector<report::SymbolizedStack> stacks = report::symbolize(profile, embedded_only);
+    std::vector<report::SymbolizedStack> merged = report::symbolize(profile, embedded_only, false);
+    report::StackFilter focus{.user_only = true, .symbol = std::regex("a.*b")};
+    report::filter_stacks(focus, merged);
     std::ostringstream sink;
+    report::SampleFilter window;
+    report::parse_time_window("0.5,", window);
+    report::write_script(sink, path, profile, window, focus, embedded_only);
+    report::write_folded(sink, merged);
     report::write_info(sink, path, profile, report::unnamed_by_reason(stacks));
     report::write_top(sink, profile, stacks, {.rows = 0});
     report::write_folded(sink, stacks, {.pid = true, .annotate = true, .delimit = true});
