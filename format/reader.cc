@@ -176,6 +176,21 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
   return batch;
 }
 
+// The parallel address/size/name lists of ElfSymbols and JitSymbols.
+template <typename Reader>
+std::vector<ElfSymbol> symbols_of(Reader r, const char* what) {
+  auto addresses = r.getAddresses();
+  auto sizes = r.getSizes();
+  auto names = r.getNames();
+  if (sizes.size() != addresses.size() || names.size() != addresses.size())
+    throw FrameDamage{std::string(what) + " symbol lists differ in length"};
+  std::vector<ElfSymbol> symbols;
+  symbols.reserve(addresses.size());
+  for (size_t i = 0; i < addresses.size(); ++i)
+    symbols.push_back({addresses[i], sizes[i], str(names[i])});
+  return symbols;
+}
+
 EmbeddedSymbols decode(schema::ElfSymbols::Reader r) {
   EmbeddedSymbols e;
   if (r.getBuildId().size() == 0 || r.getBuildId().size() > kMaxBuildId)
@@ -187,14 +202,7 @@ EmbeddedSymbols decode(schema::ElfSymbols::Reader r) {
     throw FrameDamage{std::to_string(r.getSegments().size()) + " load segments"};
   for (auto s : r.getSegments())
     e.segments.push_back({s.getOffset(), s.getVaddr(), s.getFileSize()});
-  auto addresses = r.getAddresses();
-  auto sizes = r.getSizes();
-  auto names = r.getNames();
-  if (sizes.size() != addresses.size() || names.size() != addresses.size())
-    throw FrameDamage{"embedded symbol lists differ in length"};
-  e.symbols.reserve(addresses.size());
-  for (size_t i = 0; i < addresses.size(); ++i)
-    e.symbols.push_back({addresses[i], sizes[i], str(names[i])});
+  e.symbols = symbols_of(r, "embedded");
   return e;
 }
 
@@ -221,14 +229,7 @@ RecordingEnd decode(schema::RecordingEnd::Reader r) {
 JitSymbols decode(schema::JitSymbols::Reader r) {
   JitSymbols j;
   j.pid = r.getPid();
-  auto addresses = r.getAddresses();
-  auto sizes = r.getSizes();
-  auto names = r.getNames();
-  if (sizes.size() != addresses.size() || names.size() != addresses.size())
-    throw FrameDamage{"JIT symbol lists differ in length"};
-  j.symbols.reserve(addresses.size());
-  for (size_t i = 0; i < addresses.size(); ++i)
-    j.symbols.push_back({addresses[i], sizes[i], str(names[i])});
+  j.symbols = symbols_of(r, "JIT");
   return j;
 }
 

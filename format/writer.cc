@@ -37,6 +37,19 @@ void set_all(ListBuilder list, const Values& values) {
     list.set(i, values[i]);
 }
 
+// The parallel address/size/name lists of ElfSymbols and JitSymbols.
+template <typename Builder>
+void set_symbols(Builder b, const std::vector<ElfSymbol>& symbols) {
+  auto addresses = b.initAddresses(symbols.size());
+  auto sizes = b.initSizes(symbols.size());
+  auto names = b.initNames(symbols.size());
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    addresses.set(i, symbols[i].address);
+    sizes.set(i, symbols[i].size);
+    names.set(i, text(symbols[i].name));
+  }
+}
+
 }  // namespace
 
 void RecordingWriter::ZstdFree::operator()(ZSTD_CCtx_s* ctx) const {
@@ -261,14 +274,7 @@ void RecordingWriter::write(const JitSymbols& jit) {
   capnp::MallocMessageBuilder message;
   auto b = message.initRoot<schema::JitSymbols>();
   b.setPid(jit.pid);
-  auto addresses = b.initAddresses(jit.symbols.size());
-  auto sizes = b.initSizes(jit.symbols.size());
-  auto names = b.initNames(jit.symbols.size());
-  for (size_t i = 0; i < jit.symbols.size(); ++i) {
-    addresses.set(i, jit.symbols[i].address);
-    sizes.set(i, jit.symbols[i].size);
-    names.set(i, text(jit.symbols[i].name));
-  }
+  set_symbols(b, jit.symbols);
   write_message(FrameKind::kJitSymbols, message);
 }
 
@@ -301,14 +307,7 @@ void RecordingWriter::write(const EmbeddedSymbols& e) {
     segments[i].setVaddr(e.segments[i].vaddr);
     segments[i].setFileSize(e.segments[i].file_size);
   }
-  auto addresses = b.initAddresses(e.symbols.size());
-  auto sizes = b.initSizes(e.symbols.size());
-  auto names = b.initNames(e.symbols.size());
-  for (size_t i = 0; i < e.symbols.size(); ++i) {
-    addresses.set(i, e.symbols[i].address);
-    sizes.set(i, e.symbols[i].size);
-    names.set(i, text(e.symbols[i].name));
-  }
+  set_symbols(b, e.symbols);
   write_message(FrameKind::kElfSymbols, message);
 }
 

@@ -105,12 +105,16 @@ void ProcessTracker::apply(const TaskEvent& e) {
         break;  // never seen born, never seeded: /proc will tell when sampled
       Process& p = it->second;
       p.exited_at_ns = 0;  // mapping, so alive (the leader alone may have exited)
-      std::vector<format::Mapping> before = p.mappings;
-      insert_mapping(p.mappings, e.mapping);
       // JITs flip W^X protections on the same range over and over: only a
       // real change is worth a new capture.
-      if (p.mappings == before)
+      // What the tracker added to a written mapping (its debuglink, a
+      // build-id read from the file) is not a difference.
+      const format::Mapping* same = format::find_mapping(p.mappings, e.mapping.start);
+      if (same && same->start == e.mapping.start && same->end == e.mapping.end &&
+          same->file_offset == e.mapping.file_offset && same->path == e.mapping.path &&
+          (e.mapping.build_id.empty() || same->build_id == e.mapping.build_id))
         break;
+      insert_mapping(p.mappings, e.mapping);
       p.maps_error.clear();
       p.changed_at_ns = e.time_ns;
       p.dirty = true;

@@ -14,6 +14,13 @@ KernelSymbolizer::KernelSymbolizer(std::vector<format::KernelSymbol> symbols, bo
 }
 
 Frame KernelSymbolizer::resolve(uint64_t address, uint64_t lookup) const {
+  Frame f = name(address, lookup);
+  // The kernel image is its own "file": its offsets are its addresses.
+  f.address = f.file_offset = address;
+  return f;
+}
+
+Frame KernelSymbolizer::name(uint64_t address, uint64_t lookup) const {
   const format::KernelSymbol* symbol = format::kernel_symbol_at_or_below(symbols_, lookup);
   auto unknown = [&](const std::string& why, const std::string& reason) {
     Frame f{"[unknown] (" + hex(address) + ", " + why + ")", "[kernel.kallsyms]", true, false};

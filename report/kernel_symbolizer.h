@@ -21,6 +21,8 @@ class KernelSymbolizer {
   Frame resolve(uint64_t address, uint64_t lookup) const;
 
  private:
+  Frame name(uint64_t address, uint64_t lookup) const;
+
   std::vector<format::KernelSymbol> symbols_;  // ascending address
   bool hidden_ = false;
 };

@@ -44,8 +44,10 @@ class ProfileBuilder : public format::RecordingVisitor {
       p_.comms.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
     for (const format::Sample& s : batch.samples) {
       ++p_.recorded_samples;
+      // The comm is looked up only when the filter names some: this runs
+      // for every sample.
       if (filter_) {
-        auto comm = p_.comms.find(s.comm_id);
+        auto comm = filter_->comms.empty() ? p_.comms.end() : p_.comms.find(s.comm_id);
         if (!keeps(*filter_, s, comm == p_.comms.end() ? kLostComm : comm->second,
                    p_.info.start_monotonic_ns))
           continue;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <map>
+#include <optional>
+#include <tuple>
 
 #include "format/reader.h"
 #include "report/symbolizer.h"
@@ -31,17 +34,15 @@ class ScriptWriter : public format::RecordingVisitor {
       const std::string& comm = comm_it == comms_.end() ? kLostComm : comm_it->second;
       if (!keeps(samples_, s, comm, profile_.info.start_monotonic_ns))
         continue;
-      std::vector<SymbolizedStack> one{
-          {s.pid, s.tid, s.cpu, comm, 1,
-           symbolizer_.frames(s.pid, capture_at(profile_, s.pid, s.time_ns), s.stack_id)}};
-      filter_stacks(stacks_, one);
-      if (one.empty())
+      const std::vector<Frame>* frames =
+          shown(s.pid, capture_at(profile_, s.pid, s.time_ns), s.stack_id);
+      if (!frames)
         continue;
       out_ << comm << ' ' << s.pid << '/' << s.tid
            << format(" [%03u] %" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s.cpu,
                      s.time_ns / 1'000'000'000, s.time_ns % 1'000'000'000 / 1000, period_)
            << profile_.info.event << ":\n";
-      for (const Frame& f : one[0].frames) {
+      for (const Frame& f : *frames) {
         out_ << format("\t%16" PRIx64 " ", f.address) << f.name;
         // Like perf script --inline: an inlined function has no offset of
         // its own, and says so where the module goes.
@@ -58,11 +59,26 @@ class ScriptWriter : public format::RecordingVisitor {
   }
 
  private:
+  // A stack's frames as the stack filter leaves them, or null when it drops
+  // the stack: worked out once per distinct stack, not per sample.
+  const std::vector<Frame>* shown(uint32_t pid, uint32_t capture, uint32_t stack_id) {
+    auto [it, inserted] = shown_.try_emplace({pid, capture, stack_id});
+    if (inserted) {
+      std::vector<SymbolizedStack> one{
+          {pid, 0, 0, "", 1, symbolizer_.frames(pid, capture, stack_id)}};
+      filter_stacks(stacks_, one);
+      if (!one.empty())
+        it->second = std::move(one[0].frames);
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
   std::ostream& out_;
   const Profile& profile_;
   const SampleFilter& samples_;
   const StackFilter& stacks_;
   Symbolizer symbolizer_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::optional<std::vector<Frame>>> shown_;
   std::unordered_map<uint32_t, std::string> comms_;
   uint64_t period_ = 1;
 };

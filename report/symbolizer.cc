@@ -31,21 +31,10 @@ const std::vector<Frame>& Symbolizer::frames(uint32_t pid, uint32_t capture, uin
     captures = std::span(p->second).subspan(std::min<size_t>(capture, p->second.size()));
   const format::Stack& stack = stack_it->second;
   frames.reserve(stack.kernel.size() + stack.user.size());
-  for (size_t i = 0; i < stack.kernel.size(); ++i) {
+  for (size_t i = 0; i < stack.kernel.size(); ++i)
     frames.push_back(kernel_.resolve(stack.kernel[i], format::lookup_address(stack.kernel, i)));
-    // The kernel image is its own "file": its offsets are its addresses.
-    frames.back().address = frames.back().file_offset = stack.kernel[i];
-  }
-  for (size_t i = 0; i < stack.user.size(); ++i) {
-    const size_t first = frames.size();
+  for (size_t i = 0; i < stack.user.size(); ++i)
     user_.resolve_all(captures, stack.user[i], format::lookup_address(stack.user, i), frames);
-    for (size_t k = first; k < frames.size(); ++k) {
-      frames[k].address = stack.user[i];
-      // Not in a file (anonymous, unmapped): the address is all there is.
-      if (frames[k].path.empty())
-        frames[k].file_offset = stack.user[i];
-    }
-  }
   return frames;
 }
 

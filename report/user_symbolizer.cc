@@ -197,6 +197,16 @@ void UserSymbolizer::resolve_all(std::span<const format::ProcessInfo> captures, 
 
 Frame UserSymbolizer::resolve(std::span<const format::ProcessInfo> captures, uint64_t address,
                               uint64_t lookup, Located* located) {
+  Frame f = name(captures, address, lookup, located);
+  f.address = address;
+  // Not in a file (anonymous, unmapped): the address is all there is.
+  if (f.path.empty())
+    f.file_offset = address;
+  return f;
+}
+
+Frame UserSymbolizer::name(std::span<const format::ProcessInfo> captures, uint64_t address,
+                           uint64_t lookup, Located* located) {
   if (captures.empty())
     return unknown("[unknown]", hex(address), "process maps not recorded");
   const format::Mapping* m = find_mapping(captures, lookup);

@@ -76,6 +76,8 @@ class UserSymbolizer {
   };
   Frame resolve(std::span<const format::ProcessInfo> captures, uint64_t address, uint64_t lookup,
                 Located* located);
+  Frame name(std::span<const format::ProcessInfo> captures, uint64_t address, uint64_t lookup,
+             Located* located);
   const std::vector<SourceFrame>& source_frames(const std::string& file, uint64_t vaddr);
   const Choice& choose(const format::Mapping& m);
   const ElfSymbolTable* file(const std::string& path);

@@ -220,12 +220,13 @@ TEST(ProcessTracker, AForkOfAnUnseenParentReadsProcOnItsFirstSample) {
 
 TEST(ProcessTracker, RemappingTheSameRangeIsNoChange) {
   SideBandTracker t;
-  t.tracker.seed({7, "p", 1, {{0x1000, 0x2000, 0, "/bin/p"}}, ""});
+  // Written with its debuglink, which mapping events never carry.
+  t.tracker.seed({7, "p", 1, {{0x1000, 0x2000, 0, "/bin/p", "\x01", "p.debug"}}, ""});
   std::vector<uint64_t> user = {0x1100};
   ASSERT_TRUE(t.tracker.observe(7, user, true, 5));
   // A JIT flipping W^X on its code: the same mapping again and again.
   for (uint64_t time = 10; time < 20; ++time)
-    t.add(mmap2(7, 0x1000, 0x1000, 0, "/bin/p", time));
+    t.add(mmap2(7, 0x1000, 0x1000, 0, "/bin/p", time, PROT_EXEC, time % 2 ? "\x01" : ""));
   EXPECT_FALSE(t.tracker.observe(7, user, false, 30));
 }
 
