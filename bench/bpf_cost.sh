@@ -6,10 +6,8 @@
 #
 # Usage: bench/bpf_cost.sh [BUILD_DIR]    (env: FREQS="99 999 4999" SECONDS_EACH=3)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-record=$build/record/ebprof-record
-work=$build/tests/hotcold
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh"
 freqs=${FREQS:-99 999 4999}
 secs=${SECONDS_EACH:-3}
 tmp=$(mktemp -d)

@@ -7,10 +7,8 @@
 #
 # Usage: bench/compression.sh [BUILD_DIR]    (env: ROUNDS=30000)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-record=$build/record/ebprof-record
-work=$build/tests/hotcold
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh"
 rounds=${ROUNDS:-30000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -12,19 +12,12 @@
 #
 # Usage: bench/report.sh [BUILD_DIR]    (env: SECONDS_EACH=20 FREQ=4999 REPS=3)
 set -euo pipefail
-export LC_ALL=C
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-record=$build/record/ebprof-record
-report=$build/report/ebprof-report
-work=$build/tests/hotcold
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh"
+need_perf_and_time
 secs=${SECONDS_EACH:-20}
 freq=${FREQ:-4999}
 reps=${REPS:-3}
-die() { echo "bench: $*" >&2; exit 1; }
-command -v perf >/dev/null || die "perf not found: apt-get install linux-perf"
-/usr/bin/time -f %M -o /dev/null true 2>/dev/null || die "GNU time not found: apt-get install time"
-[[ -x $record && -x $report && -x $work ]] || die "build first (scripts/build.sh)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

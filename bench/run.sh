@@ -20,20 +20,13 @@
 #
 # Usage: bench/run.sh [BUILD_DIR]     (env: ROUNDS=45000 REPS=5 FREQS="99 999 4999")
 set -euo pipefail
-export LC_ALL=C  # decimal points, for printf, sort -g and awk
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-record=$build/record/ebprof-record
-report=$build/report/ebprof-report
-work=$build/tests/hotcold
+# shellcheck source=bench/common.sh
+source "$(dirname "$0")/common.sh"
+need_perf_and_time
 rounds=${ROUNDS:-45000}
 reps=${REPS:-5}
 freqs=${FREQS:-99 999 4999}
 ncpu=$(nproc)
-die() { echo "bench: $*" >&2; exit 1; }
-command -v perf >/dev/null || die "perf not found: apt-get install linux-perf"
-/usr/bin/time -f %M -o /dev/null true 2>/dev/null || die "GNU time not found: apt-get install time"
-[[ -x $record && -x $report && -x $work ]] || die "build first (scripts/build.sh)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 runs=$tmp/runs  # one line per run: rate config wall cpu rec_cpu bytes samples lost expected span
