@@ -20,7 +20,6 @@ SideBand::SideBand(const std::vector<int>& cpus) : map_(create_perf_event_array(
     // build-ids from the mapped files.
     if (e.code() != EINVAL)
       throw;
-    build_ids_ = false;
     ring_ =
         std::make_unique<PerfRing>(map_.get(), kPagesPerCpu, task_event_attr(false), cpus, handler);
   }

@@ -22,12 +22,8 @@ class SideBand {
   // Appends what arrived since the last call, sorted by time.
   void drain(std::vector<TaskEvent>& out);
 
-  // False on kernels before 5.12, whose MMAP2 records carry no build-id.
-  bool build_ids() const { return build_ids_; }
-
  private:
   UniqueFd map_;
-  bool build_ids_ = true;
   std::vector<TaskEvent>* out_ = nullptr;
   std::unique_ptr<PerfRing> ring_;
 };
