@@ -418,6 +418,20 @@ TEST(FoldedWriter, RootFirstCommFirstMergedAndSorted) {
             "hotcold;main;demo::caller_b();demo::hot_leaf(unsigned long);irq_exit 5\n");
 }
 
+TEST(FoldedWriter, PrefixAnnotationsAndDelimiter) {
+  std::ostringstream out;
+  auto stacks = sample_stacks();
+  stacks[1].frames[0].inlined = true;  // hot_leaf inlined into caller_b here
+  write_folded(out, {stacks[1], stacks[2]},
+               {.comm = true, .pid = true, .annotate = true, .delimit = true});
+  EXPECT_EQ(out.str(),
+            "hotcold-10;main;demo::caller_b();demo::hot_leaf(unsigned long)_[i] 25\n"
+            "hotcold-11;main;demo::caller_b();demo::hot_leaf(unsigned long);-;irq_exit_[k] 5\n");
+  std::ostringstream bare;
+  write_folded(bare, {stacks[2]}, {.comm = false});
+  EXPECT_EQ(bare.str(), "main;demo::caller_b();demo::hot_leaf(unsigned long);irq_exit 5\n");
+}
+
 TEST(FoldedWriter, SeparatorsInCommsAndNamesCannotForgeFrames) {
   std::ostringstream out;
   write_folded(out, {{1, 1, 0, "evil;comm\nx", 3, {{"f;g", "m", false, true}}}});
