@@ -1,7 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace ebprof::report {
 
@@ -29,6 +33,34 @@ struct Frame {
   // Why an unresolved frame has no name ("binary not found", "JIT map
   // missing", ...), for the per-reason summary; empty when resolved.
   std::string reason;
+};
+
+// The frames of one stack, leaf first, shared and read-only: one stack shows
+// up under many (thread, CPU, comm) keys, and copying its frames for each
+// (a few hundred bytes apiece) was most of a large report's memory traffic.
+class Frames {
+ public:
+  Frames() = default;
+  Frames(std::vector<Frame> frames)  // NOLINT: implicit, like the vector it holds
+      : frames_(std::make_shared<const std::vector<Frame>>(std::move(frames))) {}
+  Frames(std::initializer_list<Frame> frames) : Frames(std::vector<Frame>(frames)) {}
+
+  const std::vector<Frame>& get() const {
+    static const std::vector<Frame> kNone;
+    return frames_ ? *frames_ : kNone;
+  }
+  operator std::span<const Frame>() const { return get(); }  // NOLINT
+  auto begin() const { return get().begin(); }
+  auto end() const { return get().end(); }
+  auto rbegin() const { return get().rbegin(); }
+  auto rend() const { return get().rend(); }
+  size_t size() const { return get().size(); }
+  bool empty() const { return get().empty(); }
+  const Frame& operator[](size_t i) const { return get()[i]; }
+  const Frame& back() const { return get().back(); }
+
+ private:
+  std::shared_ptr<const std::vector<Frame>> frames_;
 };
 
 }  // namespace ebprof::report

@@ -78,12 +78,28 @@ class ScriptWriter : public format::RecordingVisitor {
   const SampleFilter& samples_;
   const StackFilter& stacks_;
   Symbolizer symbolizer_;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::optional<std::vector<Frame>>> shown_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::optional<Frames>> shown_;
   std::unordered_map<uint32_t, std::string> comms_;
   uint64_t period_ = 1;
 };
 
 }  // namespace
+
+void write_script_frames(std::ostream& out, std::span<const Frame> frames) {
+  for (const Frame& f : frames) {
+    out << format("\t%16" PRIx64 " ", f.address) << f.name;
+    // Like perf script --inline: an inlined function has no offset of its
+    // own, and says so where the module goes.
+    if (f.inlined) {
+      out << " (inlined)\n";
+      continue;
+    }
+    if (f.resolved)
+      out << "+0x" << format("%" PRIx64, f.offset);
+    out << " (" << (f.path.empty() ? f.module : f.path) << ")\n";
+  }
+  out << '\n';
+}
 
 void write_script(std::ostream& out, const std::string& path, const Profile& profile,
                   const SampleFilter& samples, const StackFilter& stacks,

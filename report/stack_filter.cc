@@ -1,14 +1,18 @@
 #include "report/stack_filter.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace ebprof::report {
 
 void filter_stacks(const StackFilter& f, std::vector<SymbolizedStack>& stacks) {
   for (SymbolizedStack& s : stacks) {
-    if (f.kernel_only || f.user_only)
-      std::erase_if(s.frames,
-                    [&](const Frame& fr) { return fr.kernel ? f.user_only : f.kernel_only; });
+    if (f.kernel_only || f.user_only) {
+      std::vector<Frame> kept;
+      std::copy_if(s.frames.begin(), s.frames.end(), std::back_inserter(kept),
+                   [&](const Frame& fr) { return !(fr.kernel ? f.user_only : f.kernel_only); });
+      s.frames = std::move(kept);
+    }
   }
   std::erase_if(stacks, [&](const SymbolizedStack& s) {
     if (s.frames.empty() && (f.kernel_only || f.user_only))

@@ -14,11 +14,15 @@ Symbolizer::Symbolizer(const Profile& profile, SymbolizeOptions options)
       kernel_(profile.kernel_symbols, profile.info.kernel_addresses_hidden),
       user_(profile.embedded_symbols, profile.jit_symbols, std::move(options)) {}
 
-const std::vector<Frame>& Symbolizer::frames(uint32_t pid, uint32_t capture, uint32_t stack_id) {
+const Frames& Symbolizer::frames(uint32_t pid, uint32_t capture, uint32_t stack_id) {
   auto [it, inserted] = cache_.try_emplace(Key{pid, capture, stack_id});
-  std::vector<Frame>& frames = it->second;
-  if (!inserted)
-    return frames;
+  if (inserted)
+    it->second = resolve(pid, capture, stack_id);
+  return it->second;
+}
+
+std::vector<Frame> Symbolizer::resolve(uint32_t pid, uint32_t capture, uint32_t stack_id) {
+  std::vector<Frame> frames;
   auto stack_it = profile_.stacks.find(stack_id);
   if (stack_it == profile_.stacks.end()) {
     // An id defined in a damaged frame the reader skipped.

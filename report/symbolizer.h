@@ -20,7 +20,7 @@ struct SymbolizedStack {
   uint16_t cpu = 0;
   std::string comm;
   uint64_t count = 0;
-  std::vector<Frame> frames;  // leaf first: kernel frames, then user frames
+  Frames frames;  // kernel frames, then user frames
 };
 
 // Names the stacks of one profile: each distinct (process, maps capture,
@@ -29,9 +29,11 @@ class Symbolizer {
  public:
   explicit Symbolizer(const Profile& profile, SymbolizeOptions options = {});
   // The frames of stack `stack_id` of `pid` under its maps capture `capture`.
-  const std::vector<Frame>& frames(uint32_t pid, uint32_t capture, uint32_t stack_id);
+  const Frames& frames(uint32_t pid, uint32_t capture, uint32_t stack_id);
 
  private:
+  std::vector<Frame> resolve(uint32_t pid, uint32_t capture, uint32_t stack_id);
+
   struct Key {
     uint32_t pid, capture, stack_id;
     auto operator<=>(const Key&) const = default;
@@ -39,7 +41,7 @@ class Symbolizer {
   const Profile& profile_;
   KernelSymbolizer kernel_;
   UserSymbolizer user_;
-  std::map<Key, std::vector<Frame>> cache_;
+  std::map<Key, Frames> cache_;
 };
 
 // Symbolizes every distinct stack of `profile`. Output writers take the
