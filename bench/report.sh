@@ -10,14 +10,14 @@
 # Prints Markdown for docs/performance.md. Needs root, linux-perf and GNU
 # time (/usr/bin/time).
 #
-# Usage: bench/report.sh [BUILD_DIR]    (env: SECONDS_EACH=20 FREQ=4999 REPS=3)
+# Usage: bench/report.sh [BUILD_DIR]    (env: SECONDS_EACH=20 FREQ=4999 REPS=7)
 set -euo pipefail
 # shellcheck source=bench/common.sh
 source "$(dirname "$0")/common.sh"
 need_perf_and_time
 secs=${SECONDS_EACH:-20}
 freq=${FREQ:-4999}
-reps=${REPS:-3}
+reps=${REPS:-7}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -38,23 +38,27 @@ cat >"$tmp/fold.awk" <<'AWK'
 END { for (s in c) print s, c[s] }
 AWK
 
-# Wall seconds and max RSS (MB) of one command; for a pipeline, of its
+# Wall seconds of one command, timed by this shell around the command alone:
+# a wrapper process (GNU time, bash -c) in the timed span adds the same few
+# tens of milliseconds to both tools and hides the ratio of a fast one.
+seconds() {
+  local TIMEFORMAT=%3R
+  { time eval "$1" >/dev/null 2>&1; } 2>&1
+}
+# Max RSS (MB) of one command, in a run of its own; for a pipeline, of its
 # first stage, which dominates (the folder is a few MB).
-measure() {
-  local start end
-  start=$(date +%s.%N)
+max_rss() {
   /usr/bin/time -f %M -o "$tmp/rss" bash -c "$1" >/dev/null 2>&1
-  end=$(date +%s.%N)
-  echo "$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }') $(awk '{ print $1 / 1024 }' "$tmp/rss" | tail -1)"
+  awk '{ print $1 / 1024 }' "$tmp/rss" | tail -1
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # ebprof reads DWARF for inline frames wherever debuginfo is installed
-# (libc6-dbg, say), which perf script does not by default: the "ELF only"
-# row takes the same information perf script uses.
+# (libc6-dbg, say), which perf script does not by default: the --no-inline
+# row names frames from ELF symbol tables alone, as perf script does.
 declare -A cmd=(
   [ebprof_folded]="'$report' -i '$tmp/ebprof.data' --format folded"
-  [ebprof_elf]="'$report' -i '$tmp/ebprof.data' --format folded --debug-dir /nonexistent"
+  [ebprof_elf]="'$report' -i '$tmp/ebprof.data' --format folded --no-inline"
   [ebprof_top]="'$report' -i '$tmp/ebprof.data' -n 20"
   [perf_script]="perf script -i '$tmp/perf.data' | awk -f '$tmp/fold.awk'"
   [perf_report]="perf report --stdio -i '$tmp/perf.data'"
@@ -65,11 +69,10 @@ for k in "${order[@]}"; do bash -c "${cmd[$k]}" >/dev/null 2>&1 || true; done
 declare -A times rss
 for ((r = 0; r < reps; r++)); do
   for k in "${order[@]}"; do
-    read -r t m < <(measure "${cmd[$k]}")
-    times[$k]+="$t "
-    rss[$k]=$m
+    times[$k]+="$(seconds "${cmd[$k]}") "
   done
 done
+for k in "${order[@]}"; do rss[$k]=$(max_rss "${cmd[$k]}"); done
 t() { tr ' ' '\n' <<<"${times[$1]}" | grep . | median; }
 
 echo "Recordings: $(nproc) hotcold copies for ${secs} s, system-wide at $freq Hz: perf.data $(stat -c %s "$tmp/perf.data") bytes ($perf_samples samples), ebprof.data $(stat -c %s "$tmp/ebprof.data") bytes ($ebprof_samples samples). Median of $reps interleaved runs, page cache warm."
@@ -85,7 +88,7 @@ row() {
 }
 row "folded stacks" perf_script "perf script \\| fold" ebprof_folded "ebprof-report --format folded"
 row "folded stacks, ELF symbols only" perf_script "perf script \\| fold" ebprof_elf \
-  "ebprof-report --format folded --debug-dir /nonexistent"
+  "ebprof-report --format folded --no-inline"
 row "top table" perf_report "perf report --stdio" ebprof_top "ebprof-report"
 echo
 echo "Command: \`SECONDS_EACH=$secs FREQ=$freq REPS=$reps bench/report.sh\`; machine: nproc $(nproc), Linux $(uname -r), $(perf version 2>/dev/null)."

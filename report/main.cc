@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
                          "Append source file:line to names, where DWARF is found");
   bool no_demangle = false;
   symbol_group->add_flag("--no-demangle", no_demangle, "Keep C++ and Rust names as in the binary");
+  bool no_inline = false;
+  symbol_group->add_flag("--no-inline", no_inline,
+                         "Do not expand inlined functions into frames (no DWARF unless --lines)");
 
   auto* top_group = app.add_option_group("top");
   top_group->add_option("-n,--rows", top.rows, "Rows in the top table (0: all)")
@@ -129,7 +132,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   symbols.demangle = !no_demangle;
-  symbols.debuginfod = Debuginfod::from_environment(symbols.warn);
+  symbols.inline_frames = !no_inline;
+  if (std::shared_ptr<Debuginfod> client = Debuginfod::from_environment(symbols.warn))
+    symbols.debuginfod = [client](const std::string& build_id) {
+      return client->find_debuginfo(build_id);
+    };
   folded.comm = prefix.find("comm") != std::string::npos;
   folded.pid = prefix.find("pid") != std::string::npos;
 

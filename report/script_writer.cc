@@ -34,34 +34,21 @@ class ScriptWriter : public format::RecordingVisitor {
       const std::string& comm = comm_it == comms_.end() ? kLostComm : comm_it->second;
       if (!keeps(samples_, s, comm, profile_.info.start_monotonic_ns))
         continue;
-      const std::vector<Frame>* frames =
-          shown(s.pid, capture_at(profile_, s.pid, s.time_ns), s.stack_id);
+      const Frames* frames = shown(s.pid, capture_at(profile_, s.pid, s.time_ns), s.stack_id);
       if (!frames)
         continue;
       out_ << comm << ' ' << s.pid << '/' << s.tid
            << format(" [%03u] %" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s.cpu,
                      s.time_ns / 1'000'000'000, s.time_ns % 1'000'000'000 / 1000, period_)
            << profile_.info.event << ":\n";
-      for (const Frame& f : *frames) {
-        out_ << format("\t%16" PRIx64 " ", f.address) << f.name;
-        // Like perf script --inline: an inlined function has no offset of
-        // its own, and says so where the module goes.
-        if (f.inlined) {
-          out_ << " (inlined)\n";
-          continue;
-        }
-        if (f.resolved)
-          out_ << "+0x" << format("%" PRIx64, f.offset);
-        out_ << " (" << (f.path.empty() ? f.module : f.path) << ")\n";
-      }
-      out_ << '\n';
+      write_script_frames(out_, *frames);
     }
   }
 
  private:
   // A stack's frames as the stack filter leaves them, or null when it drops
   // the stack: worked out once per distinct stack, not per sample.
-  const std::vector<Frame>* shown(uint32_t pid, uint32_t capture, uint32_t stack_id) {
+  const Frames* shown(uint32_t pid, uint32_t capture, uint32_t stack_id) {
     auto [it, inserted] = shown_.try_emplace({pid, capture, stack_id});
     if (inserted) {
       std::vector<SymbolizedStack> one{

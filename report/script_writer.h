@@ -1,8 +1,10 @@
 #pragma once
 
 #include <ostream>
+#include <span>
 #include <string>
 
+#include "report/frame.h"
 #include "report/profile.h"
 #include "report/sample_filter.h"
 #include "report/stack_filter.h"
@@ -19,5 +21,8 @@ namespace ebprof::report {
 void write_script(std::ostream& out, const std::string& path, const Profile& profile,
                   const SampleFilter& samples, const StackFilter& stacks,
                   SymbolizeOptions symbols = {});
+
+// The frame lines of one sample's block, and the blank line that ends it.
+void write_script_frames(std::ostream& out, std::span<const Frame> frames);
 
 }  // namespace ebprof::report

@@ -92,7 +92,7 @@ const UserSymbolizer::Choice& UserSymbolizer::choose(const format::Mapping& m) {
   if (options_.debuginfod && !m.build_id.empty() && debuginfod_queries_ < kMaxDebuginfodQueries &&
       !matches_locally(candidates, m.build_id)) {
     ++debuginfod_queries_;
-    if (std::string fetched = options_.debuginfod->find_debuginfo(m.build_id); !fetched.empty())
+    if (std::string fetched = options_.debuginfod(m.build_id); !fetched.empty())
       candidates.push_back(fetched);
   }
   if (!m.build_id.empty())
@@ -165,7 +165,8 @@ void UserSymbolizer::resolve_all(std::span<const format::ProcessInfo> captures, 
   Located located;
   Frame base = resolve(captures, address, lookup, &located);
   const std::vector<SourceFrame>* source =
-      base.resolved && located.choice && !located.choice->dwarf.empty()
+      base.resolved && located.choice && !located.choice->dwarf.empty() &&
+              (options_.inline_frames || options_.lines)
           ? &source_frames(located.choice->dwarf, located.vaddr)
           : nullptr;
   if (!source || source->empty()) {
@@ -175,7 +176,7 @@ void UserSymbolizer::resolve_all(std::span<const format::ProcessInfo> captures, 
   for (const SourceFrame& s : *source) {
     // An inlined instance DWARF gives no name would otherwise take the
     // containing function's: it is left out rather than named twice.
-    if (s.function.empty() && s.inlined)
+    if (s.inlined && (s.function.empty() || !options_.inline_frames))
       continue;
     Frame f = base;
     if (!s.function.empty()) {

@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -21,7 +22,10 @@
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
 #include "report/kernel_symbolizer.h"
+#include "report/pprof.pb.h"
+#include "report/pprof_writer.h"
 #include "report/sample_filter.h"
+#include "report/script_writer.h"
 #include "report/stack_filter.h"
 #include "report/text.h"
 #include "report/top_writer.h"
@@ -213,7 +217,9 @@ TEST(UserSymbolizer, FetchesDebuginfoFromDebuginfod) {
   // misses, so each try gets a cache of its own.
   for (int attempt = 0; attempt < 50 && name != "main"; ++attempt) {
     setenv("DEBUGINFOD_CACHE_PATH", (root + "/cache" + std::to_string(attempt)).c_str(), 1);
-    o.debuginfod = Debuginfod::from_environment();
+    std::shared_ptr<Debuginfod> client = Debuginfod::from_environment();
+    ASSERT_TRUE(client);
+    o.debuginfod = [client](const std::string& id) { return client->find_debuginfo(id); };
     name = UserSymbolizer(kNoEmbedded, kNoJit, o).resolve({&p, 1}, in_main, in_main).name;
     if (name != "main")
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -223,6 +229,31 @@ TEST(UserSymbolizer, FetchesDebuginfoFromDebuginfod) {
   unsetenv("DEBUGINFOD_URLS");
   unsetenv("DEBUGINFOD_CACHE_PATH");
   EXPECT_EQ(name, "main");
+}
+
+// A recording of thousands of binaries nobody has debuginfo for must not
+// mean thousands of slow server round trips: at most 200 per report, and
+// never for a binary that has it locally or has no build-id.
+TEST(UserSymbolizer, AsksDebuginfodAtMost200Times) {
+  format::ProcessInfo p{7, "app", 0, {}, ""};
+  for (uint64_t i = 0; i < 250; ++i)
+    p.mappings.push_back({0x10000000 + i * 0x1000, 0x10000000 + (i + 1) * 0x1000, 0,
+                          "/nonexistent/lib" + std::to_string(i) + ".so",
+                          "build-id-" + std::to_string(i), ""});
+  p.mappings.push_back({0x20000000, 0x20001000, 0, "/nonexistent/no-build-id", "", ""});
+  int queries = 0;
+  SymbolizeOptions o;
+  o.debuginfod = [&](const std::string&) {
+    ++queries;
+    return std::string();
+  };
+  UserSymbolizer user(kNoEmbedded, kNoJit, o);
+  for (const format::Mapping& m : p.mappings) {
+    Frame f = user.resolve({&p, 1}, m.start + 0x10, m.start + 0x10);
+    EXPECT_EQ(f.reason, "binary not found") << m.path;
+    user.resolve({&p, 1}, m.start + 0x20, m.start + 0x20);  // the same binary: no new query
+  }
+  EXPECT_EQ(queries, 200);
 }
 
 // --symfs: the recorded path is looked up under another root; a file there
@@ -285,6 +316,15 @@ TEST(UserSymbolizer, InlinedFunctionsAreFramesOfTheirOwn) {
     EXPECT_EQ(frames[2].system_name, "_ZN7fixture10containingEm");
     for (const Frame& f : frames)
       EXPECT_GT(f.line, 0);
+
+    // --no-inline: the containing function alone, as perf script shows it.
+    SymbolizeOptions flat;
+    flat.inline_frames = false;
+    std::vector<Frame> outer;
+    UserSymbolizer(kNoEmbedded, kNoJit, flat).resolve_all({&p, 1}, at, at, outer);
+    ASSERT_EQ(outer.size(), 1u);
+    EXPECT_EQ(outer[0].name, "fixture::containing(unsigned long)");
+    EXPECT_FALSE(outer[0].inlined);
   }
   EXPECT_TRUE(found) << "no address of containing() has two inlined frames";
 }
@@ -421,7 +461,9 @@ TEST(FoldedWriter, RootFirstCommFirstMergedAndSorted) {
 TEST(FoldedWriter, PrefixAnnotationsAndDelimiter) {
   std::ostringstream out;
   auto stacks = sample_stacks();
-  stacks[1].frames[0].inlined = true;  // hot_leaf inlined into caller_b here
+  std::vector<Frame> inlined = stacks[1].frames.get();
+  inlined[0].inlined = true;  // hot_leaf inlined into caller_b here
+  stacks[1].frames = std::move(inlined);
   write_folded(out, {stacks[1], stacks[2]},
                {.comm = true, .pid = true, .annotate = true, .delimit = true});
   EXPECT_EQ(out.str(),
@@ -622,6 +664,100 @@ TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
   std::ostringstream one;
   write_top(one, profile, sample_stacks(), {.rows = 1});
   EXPECT_EQ(one.str().find("irq_exit"), std::string::npos);
+}
+
+// A stack whose leaf address has two functions inlined into a third.
+std::vector<Frame> inlined_stack() {
+  Frame inner{"inner", "app", false, true, 0x1234, 0, "/bin/app", "_Z5innerv"};
+  inner.inlined = true;
+  inner.file = "app.cc";
+  inner.line = 10;
+  Frame middle = inner;
+  middle.name = "middle";
+  middle.system_name = "_Z6middlev";
+  middle.line = 20;
+  Frame outer{"outer", "app", false, true, 0x1234, 0x34, "/bin/app", "_Z5outerv"};
+  outer.file = "app.cc";
+  outer.line = 30;
+  Frame caller{"main", "app", false, true, 0x1100, 0x10, "/bin/app", "main"};
+  return {inner, middle, outer, caller};
+}
+
+perftools::profiles::Profile decode_pprof(const std::string& gz) {
+  std::string raw(1 << 20, '\0');
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  zs.avail_in = static_cast<uInt>(gz.size());
+  zs.next_out = reinterpret_cast<Bytef*>(raw.data());
+  zs.avail_out = static_cast<uInt>(raw.size());
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
+  raw.resize(zs.total_out);
+  inflateEnd(&zs);
+  perftools::profiles::Profile p;
+  EXPECT_TRUE(p.ParseFromString(raw));
+  return p;
+}
+
+// pprof keeps inlining inside one location: its lines, innermost first.
+// Strings are UTF-8 whatever bytes a comm or a name held.
+TEST(PprofWriter, InlinedFramesAreLinesOfOneLocationAndStringsAreUtf8) {
+  Profile profile;
+  profile.info.event = "cpu-clock";
+  profile.info.sample_frequency = 99;
+  std::vector<SymbolizedStack> stacks{{7, 8, 1,
+                                       "bad\xff\xc0\x80"
+                                       "comm\xe2\x82\xac",
+                                       3, inlined_stack()}};
+  std::ostringstream out;
+  write_pprof(out, profile, stacks);
+  perftools::profiles::Profile p = decode_pprof(out.str());
+  ASSERT_EQ(p.sample_size(), 1);
+  ASSERT_EQ(p.sample(0).location_id_size(), 2);
+  auto location = [&](uint64_t id) {
+    for (const auto& l : p.location())
+      if (l.id() == id)
+        return l;
+    ADD_FAILURE() << "no location " << id;
+    return perftools::profiles::Location{};
+  };
+  auto function_name = [&](uint64_t id) {
+    for (const auto& f : p.function())
+      if (f.id() == id)
+        return p.string_table(f.name());
+    return std::string("?");
+  };
+  const auto leaf = location(p.sample(0).location_id(0));
+  ASSERT_EQ(leaf.line_size(), 3);
+  EXPECT_EQ(function_name(leaf.line(0).function_id()), "inner");
+  EXPECT_EQ(leaf.line(0).line(), 10);
+  EXPECT_EQ(function_name(leaf.line(1).function_id()), "middle");
+  EXPECT_EQ(function_name(leaf.line(2).function_id()), "outer");
+  EXPECT_EQ(leaf.line(2).line(), 30);
+  const auto caller = location(p.sample(0).location_id(1));
+  ASSERT_EQ(caller.line_size(), 1);
+  EXPECT_EQ(function_name(caller.line(0).function_id()), "main");
+
+  std::string comm;
+  for (const auto& l : p.sample(0).label())
+    if (p.string_table(l.key()) == "comm")
+      comm = p.string_table(l.str());
+  // 0xff and the overlong C0 80 are not UTF-8; the euro sign is.
+  EXPECT_EQ(comm,
+            "bad???"
+            "comm\xe2\x82\xac");
+}
+
+// Like perf script --inline: an inlined function has no offset of its own.
+TEST(ScriptWriter, InlinedFramesSayInlinedWhereTheModuleGoes) {
+  std::ostringstream out;
+  write_script_frames(out, inlined_stack());
+  EXPECT_EQ(out.str(),
+            "\t            1234 inner (inlined)\n"
+            "\t            1234 middle (inlined)\n"
+            "\t            1234 outer+0x34 (/bin/app)\n"
+            "\t            1100 main+0x10 (/bin/app)\n"
+            "\n");
 }
 
 }  // namespace
