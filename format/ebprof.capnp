@@ -140,3 +140,14 @@ struct Losses {
   counts @3 :List(UInt64);
   sampleKept @4 :List(Bool);    # as RecordingEnd.lossSampleKept
 }
+
+# Frame kind 9 (format 2.0, merged files only): the frames that follow, up to
+# the next Source frame, are one input recording's, in its own order: its
+# header, kernel symbols, processes, samples and end. Stack and comm ids
+# start again from 0 in each source; embedded ElfSymbols apply to all.
+struct Source {
+  index @0 :UInt32;             # 0, 1, ... in this file
+  path @1 :Text;                # the input as given to ebprof-report merge
+  versionMajor @2 :UInt16;      # the input's format version
+  versionMinor @3 :UInt16;
+}

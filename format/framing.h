@@ -13,8 +13,14 @@ namespace ebprof::format {
 // PNG-style: the high byte catches 7-bit transfers, the newline catches
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
-inline constexpr uint16_t kVersionMajor = 1;  // readers reject a newer major
+inline constexpr uint16_t kVersionMajor = 1;  // a recording
 inline constexpr uint16_t kVersionMinor = 1;  // newer minors only append kinds/fields
+// A merged file (several sources, each starting at a Source frame): a 1.x
+// reader would run their id spaces together, so it must refuse the file.
+inline constexpr uint16_t kMergedVersionMajor = 2;
+inline constexpr uint16_t kMergedVersionMinor = 0;
+// Readers take every major up to this one.
+inline constexpr uint16_t kNewestMajor = kMergedVersionMajor;
 inline constexpr size_t kFileHeaderSize = 16;
 inline constexpr size_t kFrameHeaderSize = 16;
 // No frame is ever this large; a bigger length is corruption, not data.
@@ -29,6 +35,7 @@ enum class FrameKind : uint16_t {
   kElfSymbols = 6,
   kLosses = 7,      // since 1.1
   kJitSymbols = 8,  // since 1.1
+  kSource = 9,      // since 2.0, merged files only
 };
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame

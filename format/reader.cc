@@ -233,6 +233,10 @@ JitSymbols decode(schema::JitSymbols::Reader r) {
   return j;
 }
 
+Source decode(schema::Source::Reader r) {
+  return Source{r.getIndex(), r.getPath(), r.getVersionMajor(), r.getVersionMinor()};
+}
+
 Losses decode(schema::Losses::Reader r) {
   Losses l;
   l.time_ns = r.getTimeNs();
@@ -265,6 +269,8 @@ const char* kind_name(uint16_t kind) {
       return "losses";
     case FrameKind::kJitSymbols:
       return "jit-symbols";
+    case FrameKind::kSource:
+      return "source";
   }
   return "unknown";
 }
@@ -284,10 +290,10 @@ std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
     throw Error(path + " is truncated inside its 16-byte file header");
   uint16_t major = get_le16(&h[8]);
   uint16_t minor = get_le16(&h[10]);
-  if (major > kVersionMajor)
+  if (major > kNewestMajor)
     throw Error(path + " has format version " + std::to_string(major) + "." +
-                std::to_string(minor) + ", newer than this ebprof-report reads (" +
-                std::to_string(kVersionMajor) + ".x): upgrade ebprof");
+                std::to_string(minor) + ", newer than this ebprof-report reads (up to " +
+                std::to_string(kNewestMajor) + ".x): upgrade ebprof");
   if (major == 0)
     throw Error(path + " has format version 0, which never existed: file is damaged");
   return {major, minor};
@@ -315,7 +321,8 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
   } else {
     std::memcpy(raw.data(), stored.data(), stored.size());
   }
-  if (info.index == 0 && h.kind != static_cast<uint16_t>(FrameKind::kRecordingInfo))
+  if (info.index == 0 && h.kind != static_cast<uint16_t>(FrameKind::kRecordingInfo) &&
+      h.kind != static_cast<uint16_t>(FrameKind::kSource))
     throw Error(path + " has no recording header frame: file is damaged");
 
   auto deliver = [&](auto&& value, auto callback) {
@@ -358,6 +365,11 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
         break;
       case FrameKind::kJitSymbols:
         deliver(decode(message.getRoot<schema::JitSymbols>()), &RecordingVisitor::on_jit_symbols);
+        break;
+      case FrameKind::kSource:
+        // Each source numbers its stacks and comms from 0.
+        ids = IdSpace{};
+        deliver(decode(message.getRoot<schema::Source>()), &RecordingVisitor::on_source);
         break;
       default:
         visitor.on_frame(info);  // a kind from a newer minor version: skip it
@@ -461,7 +473,10 @@ uint64_t find_next_frame(int fd, uint64_t from, uint64_t file_size, const std::s
 
 }  // namespace
 
-ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
+namespace {
+
+// The recording at `path`, open, and its size.
+std::pair<UniqueFd, uint64_t> open_recording(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd)
     throw Error(errno_message("cannot open " + path, errno));
@@ -470,7 +485,18 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
     throw_errno("reading " + path, errno);
   if (!S_ISREG(st.st_mode))
     throw Error(path + " is not a regular file: not an ebprof recording");
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  return {std::move(fd), static_cast<uint64_t>(st.st_size)};
+}
+
+}  // namespace
+
+std::pair<uint16_t, uint16_t> read_version(const std::string& path) {
+  auto [fd, file_size] = open_recording(path);
+  return check_file_header(fd.get(), file_size, path);
+}
+
+ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
+  auto [fd, file_size] = open_recording(path);
 
   ReadResult result;
   std::tie(result.version_major, result.version_minor) =

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/recording.h"
@@ -37,6 +38,8 @@ class RecordingVisitor {
   virtual void on_end(RecordingEnd&& end) {}
   virtual void on_losses(Losses&& losses) {}
   virtual void on_jit_symbols(JitSymbols&& symbols) {}
+  // In a merged file, before each source's frames (its header first).
+  virtual void on_source(Source&& source) {}
 };
 
 struct ReadResult {
@@ -56,5 +59,9 @@ struct ReadResult {
 // checksum holds), and a file cut short is read up to its last complete
 // frame; either way a one-line warning says so.
 ReadResult read_recording(const std::string& path, RecordingVisitor& visitor);
+
+// The (major, minor) format version in the file header of `path`; throws
+// Error as read_recording does for a file that is not a recording.
+std::pair<uint16_t, uint16_t> read_version(const std::string& path);
 
 }  // namespace ebprof::format

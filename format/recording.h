@@ -113,6 +113,13 @@ struct EmbeddedSymbols {
   std::vector<ElfSymbol> symbols;
 };
 
+// In a merged file: where the frames up to the next Source came from.
+struct Source {
+  uint32_t index = 0;                             // 0, 1, ... in the merged file
+  std::string path;                               // the input as given to merge
+  uint16_t version_major = 0, version_minor = 0;  // the input's format
+};
+
 // Symbols of one process's JIT-compiled code, from its perf map.
 struct JitSymbols {
   uint32_t pid = 0;

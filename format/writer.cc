@@ -75,8 +75,8 @@ RecordingWriter RecordingWriter::create(const std::string& path, WriterOptions o
   RecordingWriter writer(std::move(fd), path, options);
   std::array<uint8_t, kFileHeaderSize> header{};
   std::copy(kMagic.begin(), kMagic.end(), header.begin());
-  put_le16(&header[8], kVersionMajor);
-  put_le16(&header[10], kVersionMinor);
+  put_le16(&header[8], options.merged ? kMergedVersionMajor : kVersionMajor);
+  put_le16(&header[10], options.merged ? kMergedVersionMinor : kVersionMinor);
   writer.write_all(header.data(), header.size());
   return writer;
 }
@@ -276,6 +276,16 @@ void RecordingWriter::write(const JitSymbols& jit) {
   b.setPid(jit.pid);
   set_symbols(b, jit.symbols);
   write_message(FrameKind::kJitSymbols, message);
+}
+
+void RecordingWriter::write(const Source& source) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::Source>();
+  b.setIndex(source.index);
+  b.setPath(source.path);
+  b.setVersionMajor(source.version_major);
+  b.setVersionMinor(source.version_minor);
+  write_message(FrameKind::kSource, message);
 }
 
 void RecordingWriter::write(const Losses& losses) {

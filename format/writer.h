@@ -20,6 +20,8 @@ enum class FrameKind : uint16_t;
 struct WriterOptions {
   bool compress = true;  // zstd each frame
   int zstd_level = 3;
+  // A merged file, whose sources each start at a Source frame (format 2.0).
+  bool merged = false;
 };
 
 // Appends frames to a recording. Every write() is one self-contained frame
@@ -38,6 +40,7 @@ class RecordingWriter {
   void write(const Losses& losses);
   void write(const JitSymbols& symbols);
   void write(const EmbeddedSymbols& symbols);
+  void write(const Source& source);  // only with WriterOptions::merged
 
   // Flushes nothing (there is no buffer) but reports a failed close.
   void close();

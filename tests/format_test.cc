@@ -200,11 +200,11 @@ TEST(Reader, RejectsFilesItCannotUseWithOneClearLine) {
   std::string newer = temp_file("newer.data");
   write_recording(newer, true, second_batch());
   std::string bytes = read_bytes(newer);
-  bytes[8] = 2;  // major version 2
+  bytes[8] = 3;  // major version 3: 2 is a merged file
   write_bytes(newer, bytes);
   std::string message = error_of(newer);
-  EXPECT_NE(message.find("format version 2."), std::string::npos) << message;
-  EXPECT_NE(message.find(", newer than this ebprof-report reads (1.x): upgrade ebprof"),
+  EXPECT_NE(message.find("format version 3."), std::string::npos) << message;
+  EXPECT_NE(message.find(", newer than this ebprof-report reads (up to 2.x): upgrade ebprof"),
             std::string::npos)
       << message;
   for (const std::string& m : {error_of(empty), error_of(foreign), message})
