@@ -34,7 +34,7 @@ std::set<std::string> sampled_build_ids(const Profile& p, size_t& without_build_
 
 }  // namespace
 
-void write_info(std::ostream& out, const std::string& path, const Profile& p,
+void write_info(std::ostream& out, const Profile& p,
                 const std::vector<std::pair<std::string, uint64_t>>& unnamed) {
   const auto& info = p.info;
   std::string command;
@@ -55,8 +55,11 @@ void write_info(std::ostream& out, const std::string& path, const Profile& p,
   for (const auto& id : sampled)
     covered += p.embedded_symbols.count(id);
 
-  out << "recording       " << path << "\n"
-      << format("format          %u.%u, written by ebprof ", p.version_major, p.version_minor)
+  out << "recording       " << p.path << "\n";
+  if (!p.source.path.empty())
+    out << "source          " << p.source.index << ": " << p.source.path
+        << format(" (format %u.%u)", p.source.version_major, p.source.version_minor) << "\n";
+  out << format("format          %u.%u, written by ebprof ", p.version_major, p.version_minor)
       << info.writer_version << "\n"
       << "host            " << info.hostname << " (Linux " << info.kernel_release << " "
       << info.machine << ")\n"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/error.h"
 #include "format/lookup.h"
 #include "format/losses.h"
 #include "format/reader.h"
@@ -13,23 +14,43 @@ namespace {
 
 class ProfileBuilder : public format::RecordingVisitor {
  public:
-  ProfileBuilder(Profile& profile, const SampleFilter* filter) : p_(profile), filter_(filter) {}
+  ProfileBuilder(std::vector<Profile>& sources, const SampleFilter* filter)
+      : sources_(sources), filter_(filter) {
+    sources_.emplace_back();
+  }
 
   void on_frame(const format::FrameInfo& frame) override {
-    auto it = std::find_if(p_.sections.begin(), p_.sections.end(),
+    // A Source frame belongs to the source it starts, which on_source has
+    // not begun yet; it is a few bytes.
+    if (std::string_view(frame.kind) == "source")
+      return;
+    content_ = true;
+    Profile& p = p_();
+    auto it = std::find_if(p.sections.begin(), p.sections.end(),
                            [&](const Profile::Section& s) { return s.kind == frame.kind; });
-    if (it == p_.sections.end())
-      it = p_.sections.insert(p_.sections.end(), Profile::Section{frame.kind});
+    if (it == p.sections.end())
+      it = p.sections.insert(p.sections.end(), Profile::Section{frame.kind});
     ++it->frames;
     it->stored_bytes += frame.stored_size + 16;  // with the frame header
     it->raw_bytes += frame.raw_size;
   }
-  void on_info(format::RecordingInfo&& info) override { p_.info = std::move(info); }
+  void on_info(format::RecordingInfo&& info) override { p_().info = std::move(info); }
+  void on_source(format::Source&& source) override {
+    // A merged file's first frame is its first Source: nothing to close.
+    // Later ones start a profile of their own, even when the Source before
+    // was lost to damage: each source numbers its stacks from 0.
+    if (content_) {
+      sources_.emplace_back();
+      index_.clear();
+      content_ = false;
+    }
+    p_().source = std::move(source);
+  }
   void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
-    std::move(symbols.begin(), symbols.end(), std::back_inserter(p_.kernel_symbols));
+    std::move(symbols.begin(), symbols.end(), std::back_inserter(p_().kernel_symbols));
   }
   void on_process(format::ProcessInfo&& process) override {
-    auto& captures = p_.processes[process.pid];
+    auto& captures = p_().processes[process.pid];
     // Append only: samples already counted keep their capture index. The
     // recorder writes captures in time order; one out of order is dropped.
     if (!captures.empty() && process.captured_at_ns < captures.back().captured_at_ns)
@@ -38,33 +59,36 @@ class ProfileBuilder : public format::RecordingVisitor {
     captures.push_back(std::move(process));
   }
   void on_samples(format::SampleBatch&& batch) override {
+    Profile& p = p_();
     for (size_t i = 0; i < batch.stacks.size(); ++i)
-      p_.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
+      p.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
     for (size_t i = 0; i < batch.comms.size(); ++i)
-      p_.comms.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
+      p.comms.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
     for (const format::Sample& s : batch.samples) {
-      ++p_.recorded_samples;
+      ++p.recorded_samples;
       // The comm is looked up only when the filter names some: this runs
       // for every sample.
       if (filter_) {
-        auto comm = filter_->comms.empty() ? p_.comms.end() : p_.comms.find(s.comm_id);
-        if (!keeps(*filter_, s, comm == p_.comms.end() ? kLostComm : comm->second,
-                   p_.info.start_monotonic_ns))
+        auto comm = filter_->comms.empty() ? p.comms.end() : p.comms.find(s.comm_id);
+        if (!keeps(*filter_, s, comm == p.comms.end() ? kLostComm : comm->second,
+                   p.info.start_monotonic_ns))
           continue;
       }
-      Key key{s.pid, s.tid, s.cpu, capture_at(p_, s.pid, s.time_ns), s.comm_id, s.stack_id};
-      auto [it, inserted] = index_.try_emplace(key, p_.counts.size());
+      Key key{s.pid, s.tid, s.cpu, capture_at(p, s.pid, s.time_ns), s.comm_id, s.stack_id};
+      auto [it, inserted] = index_.try_emplace(key, p.counts.size());
       if (inserted)
-        p_.counts.push_back({key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, 0});
-      ++p_.counts[it->second].count;
-      if (p_.total_samples++ == 0)
-        p_.first_sample_ns = s.time_ns;
-      p_.first_sample_ns = std::min(p_.first_sample_ns, s.time_ns);
-      p_.last_sample_ns = std::max(p_.last_sample_ns, s.time_ns);
+        p.counts.push_back({key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, 0});
+      ++p.counts[it->second].count;
+      if (p.total_samples++ == 0)
+        p.first_sample_ns = s.time_ns;
+      p.first_sample_ns = std::min(p.first_sample_ns, s.time_ns);
+      p.last_sample_ns = std::max(p.last_sample_ns, s.time_ns);
     }
   }
-  void on_end(format::RecordingEnd&& end) override { p_.end = std::move(end); }
-  void on_losses(format::Losses&& losses) override { p_.loss_reports.push_back(std::move(losses)); }
+  void on_end(format::RecordingEnd&& end) override { p_().end = std::move(end); }
+  void on_losses(format::Losses&& losses) override {
+    p_().loss_reports.push_back(std::move(losses));
+  }
   void on_elf_symbols(format::EmbeddedSymbols&& e) override {
     // A binary's symbols arrive over several frames, as samples reach them.
     auto [it, inserted] = embedded_.try_emplace(e.build_id, std::move(e));
@@ -73,18 +97,20 @@ class ProfileBuilder : public format::RecordingVisitor {
   }
 
   void on_jit_symbols(format::JitSymbols&& j) override {
-    auto& symbols = p_.jit_symbols[j.pid];
+    auto& symbols = p_().jit_symbols[j.pid];
     symbols.insert(symbols.end(), j.symbols.begin(), j.symbols.end());
   }
 
   void finish() {
-    // Stable: at an address reused for new code, the name written last wins.
-    for (auto& [pid, symbols] : p_.jit_symbols)
-      std::stable_sort(symbols.begin(), symbols.end(),
-                       [](const auto& a, const auto& b) { return a.address < b.address; });
-    for (auto& [id, e] : embedded_)
-      p_.embedded_symbols.try_emplace(id, ElfIdentity{id, ""}, std::move(e.segments),
-                                      std::move(e.symbols));
+    for (Profile& p : sources_) {
+      // Stable: at an address reused for new code, the name written last wins.
+      for (auto& [pid, symbols] : p.jit_symbols)
+        std::stable_sort(symbols.begin(), symbols.end(),
+                         [](const auto& a, const auto& b) { return a.address < b.address; });
+      // Embedded tables are keyed by build-id, whichever source brought them.
+      for (const auto& [id, e] : embedded_)
+        p.embedded_symbols.try_emplace(id, ElfIdentity{id, ""}, e.segments, e.symbols);
+    }
   }
 
  private:
@@ -104,23 +130,70 @@ class ProfileBuilder : public format::RecordingVisitor {
     }
   };
 
-  Profile& p_;
+  Profile& p_() { return sources_.back(); }
+
+  std::vector<Profile>& sources_;
   const SampleFilter* filter_;
   std::unordered_map<Key, size_t, KeyHash> index_;
   std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
+  bool content_ = false;  // the current source has had frames
 };
 
 }  // namespace
 
-Profile load_profile(const std::string& path, const SampleFilter* filter) {
-  Profile profile;
-  ProfileBuilder builder(profile, filter);
+std::vector<Profile> load_profiles(const std::string& path, const SampleFilter* filter) {
+  std::vector<Profile> sources;
+  ProfileBuilder builder(sources, filter);
   format::ReadResult result = format::read_recording(path, builder);
   builder.finish();
-  profile.warning = result.warning;
-  profile.version_major = result.version_major;
-  profile.version_minor = result.version_minor;
-  return profile;
+  for (Profile& p : sources) {
+    p.path = path;
+    p.version_major = result.version_major;
+    p.version_minor = result.version_minor;
+  }
+  // Where the file is damaged or cut, said once, with the source it hit.
+  sources.back().warning = result.warning;
+  return sources;
+}
+
+Profile load_profile(const std::string& path, const SampleFilter* filter) {
+  std::vector<Profile> sources = load_profiles(path, filter);
+  if (sources.size() > 1)
+    throw Error(path + " is a merged file of " + std::to_string(sources.size()) +
+                " recordings: this command reads one recording at a time");
+  return std::move(sources.front());
+}
+
+Profile summary_of(std::span<const Profile> profiles) {
+  Profile s;
+  s.info = profiles.front().info;
+  std::vector<format::LossCount> losses;
+  uint64_t duration_ns = 0;
+  bool ended = true;
+  s.path = profiles.front().path;
+  for (const Profile& p : profiles) {
+    if (&p != &profiles.front() && s.info.hostname.find(p.info.hostname) == std::string::npos)
+      s.info.hostname += ", " + p.info.hostname;
+    if (&p != &profiles.front() && p.path != profiles.front().path &&
+        s.path.find(p.path) == std::string::npos)
+      s.path += ", " + p.path;
+    s.total_samples += p.total_samples;
+    s.recorded_samples += p.recorded_samples;
+    duration_ns += static_cast<uint64_t>(duration_s(p) * 1e9);
+    std::vector<format::LossCount> l = loss_totals(p);
+    losses.insert(losses.end(), l.begin(), l.end());
+    s.loss_reports.insert(s.loss_reports.end(), p.loss_reports.begin(), p.loss_reports.end());
+    ended &= p.end.has_value();
+    if (!p.warning.empty())
+      s.warning += (s.warning.empty() ? "" : "; ") + p.warning;
+  }
+  // The durations add up: the summary's end is that far after its start.
+  s.last_sample_ns = s.info.start_monotonic_ns + duration_ns;
+  if (ended)
+    s.end = format::RecordingEnd{s.last_sample_ns, format::totals_by_cause(losses)};
+  s.version_major = profiles.front().version_major;
+  s.version_minor = profiles.front().version_minor;
+  return s;
 }
 
 uint32_t capture_at(const Profile& p, uint32_t pid, uint64_t time_ns) {

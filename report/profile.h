@@ -29,6 +29,8 @@ struct StackCount {
 // Samples are aggregated while streaming, so memory grows with distinct
 // stacks, not with recording length.
 struct Profile {
+  std::string path;       // the file it was read from
+  format::Source source;  // in a merged file, which input it was (else index 0, no path)
   format::RecordingInfo info;
   std::vector<format::KernelSymbol> kernel_symbols;
   // Symbol tables embedded by the recorder (all its frames for one build-id
@@ -65,8 +67,17 @@ struct Profile {
 inline const std::string kLostComm = "[lost]";
 
 // Reads the recording at `path`, counting the samples `filter` keeps (all
-// of them without one). Throws Error when the file cannot be read at all.
+// of them without one): one profile for a recording, one per input for a
+// file `ebprof-report merge` wrote. Throws Error when the file cannot be
+// read at all.
+std::vector<Profile> load_profiles(const std::string& path, const SampleFilter* filter = nullptr);
+// The one profile of a recording; throws Error for a merged file.
 Profile load_profile(const std::string& path, const SampleFilter* filter = nullptr);
+
+// What a report over several profiles (several -i, a merged file) says in
+// its header: the first one's event and host (other hosts appended), their
+// samples, durations and losses added up. Tables and counts stay empty.
+Profile summary_of(std::span<const Profile> profiles);
 
 // The index of the latest capture of `pid` taken at or before `time_ns`
 // (the first one when all are later): the maps in effect for a sample.

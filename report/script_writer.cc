@@ -15,15 +15,18 @@ namespace {
 
 class ScriptWriter : public format::RecordingVisitor {
  public:
-  ScriptWriter(std::ostream& out, const Profile& profile, const SampleFilter& samples,
+  ScriptWriter(std::ostream& out, std::span<const Profile> sources, const SampleFilter& samples,
                const StackFilter& stacks, SymbolizeOptions symbols)
-      : out_(out),
-        profile_(profile),
-        samples_(samples),
-        stacks_(stacks),
-        symbolizer_(profile, std::move(symbols)) {
-    // perf prints the period of each sample.
-    period_ = std::max<uint64_t>(sample_weight(profile.info), 1);
+      : out_(out), sources_(sources), samples_(samples), stacks_(stacks), symbols_(symbols) {
+    begin_source();
+  }
+
+  // The next source of a merged file: its own tables, ids and symbolizer.
+  void on_source(format::Source&& source) override {
+    if (seen_source_++ > 0 && next_ + 1 < sources_.size()) {
+      ++next_;
+      begin_source();
+    }
   }
 
   void on_samples(format::SampleBatch&& batch) override {
@@ -32,15 +35,15 @@ class ScriptWriter : public format::RecordingVisitor {
     for (const format::Sample& s : batch.samples) {
       auto comm_it = comms_.find(s.comm_id);
       const std::string& comm = comm_it == comms_.end() ? kLostComm : comm_it->second;
-      if (!keeps(samples_, s, comm, profile_.info.start_monotonic_ns))
+      if (!keeps(samples_, s, comm, profile_->info.start_monotonic_ns))
         continue;
-      const Frames* frames = shown(s.pid, capture_at(profile_, s.pid, s.time_ns), s.stack_id);
+      const Frames* frames = shown(s.pid, capture_at(*profile_, s.pid, s.time_ns), s.stack_id);
       if (!frames)
         continue;
       out_ << comm << ' ' << s.pid << '/' << s.tid
            << format(" [%03u] %" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s.cpu,
                      s.time_ns / 1'000'000'000, s.time_ns % 1'000'000'000 / 1000, period_)
-           << profile_.info.event << ":\n";
+           << profile_->info.event << ":\n";
       write_script_frames(out_, *frames);
     }
   }
@@ -52,7 +55,7 @@ class ScriptWriter : public format::RecordingVisitor {
     auto [it, inserted] = shown_.try_emplace({pid, capture, stack_id});
     if (inserted) {
       std::vector<SymbolizedStack> one{
-          {pid, 0, 0, "", 1, symbolizer_.frames(pid, capture, stack_id)}};
+          {pid, 0, 0, "", 1, symbolizer_->frames(pid, capture, stack_id)}};
       filter_stacks(stacks_, one);
       if (!one.empty())
         it->second = std::move(one[0].frames);
@@ -60,11 +63,24 @@ class ScriptWriter : public format::RecordingVisitor {
     return it->second ? &*it->second : nullptr;
   }
 
+  void begin_source() {
+    profile_ = &sources_[next_];
+    symbolizer_.emplace(*profile_, symbols_);
+    shown_.clear();
+    comms_.clear();
+    // perf prints the period of each sample.
+    period_ = std::max<uint64_t>(sample_weight(profile_->info), 1);
+  }
+
   std::ostream& out_;
-  const Profile& profile_;
+  std::span<const Profile> sources_;
+  size_t next_ = 0;
+  size_t seen_source_ = 0;
+  const Profile* profile_ = nullptr;
   const SampleFilter& samples_;
   const StackFilter& stacks_;
-  Symbolizer symbolizer_;
+  SymbolizeOptions symbols_;
+  std::optional<Symbolizer> symbolizer_;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::optional<Frames>> shown_;
   std::unordered_map<uint32_t, std::string> comms_;
   uint64_t period_ = 1;
@@ -88,10 +104,10 @@ void write_script_frames(std::ostream& out, std::span<const Frame> frames) {
   out << '\n';
 }
 
-void write_script(std::ostream& out, const std::string& path, const Profile& profile,
+void write_script(std::ostream& out, const std::string& path, std::span<const Profile> sources,
                   const SampleFilter& samples, const StackFilter& stacks,
                   SymbolizeOptions symbols) {
-  ScriptWriter writer(out, profile, samples, stacks, std::move(symbols));
+  ScriptWriter writer(out, sources, samples, stacks, std::move(symbols));
   format::read_recording(path, writer);
 }
 

@@ -16,9 +16,10 @@ namespace ebprof::report {
 // comm, pid/tid, [cpu], time (CLOCK_MONOTONIC seconds), period and event,
 // then one frame per line, leaf first: address, symbol+offset, (module
 // path), and a blank line. Existing perf-script tooling (stackcollapse-perf.pl,
-// grep) reads it. `profile` holds the recording's tables; its samples are
-// read again from `path`, so memory stays bounded by distinct stacks.
-void write_script(std::ostream& out, const std::string& path, const Profile& profile,
+// grep) reads it. `sources` hold the recording's tables (load_profiles: one
+// per source of a merged file); its samples are read again from `path`, so
+// memory stays bounded by distinct stacks.
+void write_script(std::ostream& out, const std::string& path, std::span<const Profile> sources,
                   const SampleFilter& samples, const StackFilter& stacks,
                   SymbolizeOptions symbols = {});
 
