@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <ostream>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "report/symbolizer.h"
@@ -13,6 +16,10 @@ struct FoldedOptions {
   bool annotate = false;  // kernel frames end in _[k], inlined ones in _[i], like bcc -a
   bool delimit = false;   // a "-" frame between the user and the kernel half, like bcc -d
 };
+
+// One stack's folded line, root first, without its count.
+std::string folded_line(const std::string& comm, uint32_t pid, std::span<const Frame> frames,
+                        const FoldedOptions& options = {});
 
 // Folded stacks as flamegraph.pl and speedscope read them: one line per
 // distinct call chain, "comm;root;...;leaf COUNT", sorted.

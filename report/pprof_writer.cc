@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -29,41 +30,12 @@ std::string display_name(const Frame& f) {
   return "[unknown] " + f.name.substr(11, f.name.size() - 12);
 }
 
-// proto3 strings must be UTF-8, but comms and symbol names are whatever
-// bytes a program chose: invalid sequences become '?'.
-std::string utf8(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    // RFC 3629: no overlong forms (C0, C1, E0 80-9F, F0 80-8F), no
-    // surrogates (ED A0-BF), nothing past U+10FFFF (F4 90-, F5-FF).
-    const size_t n = c < 0x80 ? 1 : c < 0xc2 ? 0 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : c < 0xf5 ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (size_t k = 1; ok && k < n; ++k)
-      ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
-    if (ok && n > 2) {
-      const auto second = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && second < 0xa0) && !(c == 0xed && second > 0x9f) &&
-           !(c == 0xf0 && second < 0x90) && !(c == 0xf4 && second > 0x8f);
-    }
-    if (ok) {
-      out.append(s, i, n);
-      i += n;
-    } else {
-      out += '?';
-      ++i;
-    }
-  }
-  return out;
-}
-
 class Builder {
  public:
   int64_t str(const std::string& s) {
     auto [it, inserted] = strings_.try_emplace(s, static_cast<int64_t>(strings_.size()));
     if (inserted)
-      p_.add_string_table(utf8(s));
+      p_.add_string_table(valid_utf8(s));
     return it->second;
   }
 
@@ -157,10 +129,15 @@ std::string gzip(const std::string& bytes) {
   return out;
 }
 
-}  // namespace
+// Stacks to write, their counts multiplied by `factor` (negative for the
+// base of a diff); `side` labels them when set.
+struct Side {
+  const std::vector<SymbolizedStack>& stacks;
+  double factor = 1;
+  const char* side = nullptr;
+};
 
-void write_pprof(std::ostream& out, const Profile& profile,
-                 const std::vector<SymbolizedStack>& stacks) {
+void write_profile(std::ostream& out, const Profile& profile, std::span<const Side> sides) {
   Builder b;
   b.str("");  // string_table[0] is always ""
   const format::RecordingInfo& info = profile.info;
@@ -191,7 +168,7 @@ void write_pprof(std::ostream& out, const Profile& profile,
   // heaviest stack, the user frame at the lowest address is the best guess
   // (executables load below shared libraries, PIE or not).
   const SymbolizedStack* heaviest = nullptr;
-  for (const SymbolizedStack& s : stacks)
+  for (const SymbolizedStack& s : sides.front().stacks)
     if (!heaviest || s.count > heaviest->count)
       heaviest = &s;
   const Frame* main_binary = nullptr;
@@ -203,37 +180,45 @@ void write_pprof(std::ostream& out, const Profile& profile,
     b.mapping(*main_binary);
 
   const int64_t pid_key = b.str("pid"), tid_key = b.str("tid"), comm_key = b.str("comm"),
-                cpu_key = b.str("cpu");
-  for (const SymbolizedStack& s : stacks) {
-    pp::Sample* sample = p.add_sample();
-    std::span<const Frame> frames = s.frames;
-    while (!frames.empty()) {
-      // The inlined frames at one address, and their container; a broken
-      // DWARF chain (no container) never reaches into the next address.
-      size_t n = 1;
-      while (n < frames.size() && frames[n - 1].inlined && frames[n].address == frames[0].address)
-        ++n;
-      sample->add_location_id(b.location(frames.first(n)));
-      frames = frames.subspan(n);
+                cpu_key = b.str("cpu"), side_key = b.str("side");
+  for (const Side& side : sides)
+    for (const SymbolizedStack& s : side.stacks) {
+      pp::Sample* sample = p.add_sample();
+      std::span<const Frame> frames = s.frames;
+      while (!frames.empty()) {
+        // The inlined frames at one address, and their container; a broken
+        // DWARF chain (no container) never reaches into the next address.
+        size_t n = 1;
+        while (n < frames.size() && frames[n - 1].inlined && frames[n].address == frames[0].address)
+          ++n;
+        sample->add_location_id(b.location(frames.first(n)));
+        frames = frames.subspan(n);
+      }
+      // Saturated, never overflowed: a hostile count must not wrap around.
+      const double scaled = static_cast<double>(s.count) * side.factor;
+      const int64_t count = std::fabs(scaled) < 9.2e18 ? std::llround(scaled)
+                            : scaled < 0               ? INT64_MIN
+                                                       : INT64_MAX;
+      sample->add_value(count);
+      int64_t weight = 0;
+      if (period && __builtin_mul_overflow(count, period, &weight))
+        weight = count < 0 ? INT64_MIN : INT64_MAX;
+      if (period)
+        sample->add_value(weight);
+      auto label = [&](int64_t key) {
+        pp::Label* l = sample->add_label();
+        l->set_key(key);
+        return l;
+      };
+      label(pid_key)->set_num(s.pid);
+      label(tid_key)->set_num(s.tid);
+      // A string: pprof drops numeric labels whose value is 0, and cpu 0 is
+      // as real as any other.
+      label(cpu_key)->set_str(b.str(std::to_string(s.cpu)));
+      label(comm_key)->set_str(b.str(s.comm));
+      if (side.side)
+        label(side_key)->set_str(b.str(side.side));
     }
-    sample->add_value(static_cast<int64_t>(s.count));
-    int64_t weight = 0;
-    if (period && __builtin_mul_overflow(static_cast<int64_t>(s.count), period, &weight))
-      weight = INT64_MAX;
-    if (period)
-      sample->add_value(weight);
-    auto label = [&](int64_t key) {
-      pp::Label* l = sample->add_label();
-      l->set_key(key);
-      return l;
-    };
-    label(pid_key)->set_num(s.pid);
-    label(tid_key)->set_num(s.tid);
-    // A string: pprof drops numeric labels whose value is 0, and cpu 0 is
-    // as real as any other.
-    label(cpu_key)->set_str(b.str(std::to_string(s.cpu)));
-    label(comm_key)->set_str(b.str(s.comm));
-  }
 
   std::string bytes;
   if (!p.SerializeToString(&bytes))
@@ -241,6 +226,21 @@ void write_pprof(std::ostream& out, const Profile& profile,
         "the pprof profile is too large to encode (protobuf's 2 GB limit): narrow it with "
         "--pid, --time or --comm, or use --format folded");
   out << gzip(bytes);
+}
+
+}  // namespace
+
+void write_pprof(std::ostream& out, const Profile& profile,
+                 const std::vector<SymbolizedStack>& stacks) {
+  const Side all[] = {{stacks}};
+  write_profile(out, profile, all);
+}
+
+void write_pprof_diff(std::ostream& out, const Profile& header,
+                      const std::vector<SymbolizedStack>& base, double base_in_new_samples,
+                      const std::vector<SymbolizedStack>& now) {
+  const Side sides[] = {{now, 1, "new"}, {base, -base_in_new_samples, "base"}};
+  write_profile(out, header, sides);
 }
 
 }  // namespace ebprof::report

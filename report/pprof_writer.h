@@ -18,4 +18,13 @@ namespace ebprof::report {
 void write_pprof(std::ostream& out, const Profile& profile,
                  const std::vector<SymbolizedStack>& stacks);
 
+// One profile of the difference NEW minus BASE, the way go tool pprof's
+// -diff_base builds it: NEW's samples as they are, BASE's with negated
+// values, scaled into NEW's units (`base_in_new_samples` per base sample),
+// each labelled side=new or side=base. `go tool pprof -top FILE` then lists
+// each function's change; -tagfocus=side=new shows one side alone.
+void write_pprof_diff(std::ostream& out, const Profile& header,
+                      const std::vector<SymbolizedStack>& base, double base_in_new_samples,
+                      const std::vector<SymbolizedStack>& now);
+
 }  // namespace ebprof::report
