@@ -12,32 +12,105 @@
 #include "common/error.h"
 #include "common/main_guard.h"
 #include "report/debuginfod.h"
+#include "report/diff.h"
 #include "report/dump_writer.h"
+#include "report/flamegraph_writer.h"
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
+#include "report/merge.h"
 #include "report/pprof_writer.h"
 #include "report/profile.h"
 #include "report/sample_filter.h"
 #include "report/script_writer.h"
 #include "report/stack_filter.h"
 #include "report/symbolizer.h"
+#include "report/text.h"
 #include "report/top_writer.h"
 
 namespace {
 
 using namespace ebprof::report;
 
-Profile load(const std::string& input, const SampleFilter* filter) {
-  Profile profile = load_profile(input, filter);
-  if (!profile.warning.empty())
-    std::fprintf(stderr, "ebprof-report: warning: %s\n", profile.warning.c_str());
-  return profile;
+void warn(const std::string& message) {
+  std::fprintf(stderr, "ebprof-report: warning: %s\n", message.c_str());
+}
+
+// Every source of every input, in order: several -i, a merged file.
+std::vector<Profile> load_all(const std::vector<std::string>& inputs, const SampleFilter* filter) {
+  std::vector<Profile> all;
+  for (const std::string& input : inputs)
+    for (Profile& p : load_profiles(input, filter)) {
+      if (!p.warning.empty())
+        warn(p.warning);
+      all.push_back(std::move(p));
+    }
+  return all;
+}
+
+// The stacks of all `profiles`, each symbolized with its own tables, as one
+// list; the stack filter applied.
+std::vector<SymbolizedStack> symbolize_all(const std::vector<Profile>& profiles,
+                                           const SymbolizeOptions& symbols, bool per_thread,
+                                           const StackFilter& stacks) {
+  std::vector<SymbolizedStack> all;
+  for (const Profile& p : profiles) {
+    std::vector<SymbolizedStack> one = symbolize(p, symbols, per_thread);
+    std::move(one.begin(), one.end(), std::back_inserter(all));
+  }
+  filter_stacks(stacks, all);
+  return all;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+FlameOptions flame_options(const std::vector<Profile>& profiles, const std::string& what) {
+  const Profile& first = profiles.front();
+  return {what + ": " + first.info.event + " on " + first.info.hostname + ", " +
+              utc_time(first.info.start_realtime_ns),
+          false, "samples"};
+}
+
+// `ebprof-report diff BASE NEW`: both sides loaded and symbolized alike,
+// joined, then written in `format`.
+void write_diff(std::ostream& out, const std::string& format, const std::vector<Profile>& base,
+                const std::vector<Profile>& now, Normalize normalize, Join join,
+                const SymbolizeOptions& symbols, const StackFilter& stacks, int rows) {
+  // Per thread only for pprof, whose samples carry tid and cpu labels.
+  const bool per_thread = format == "pprof";
+  const std::vector<SymbolizedStack> base_stacks = symbolize_all(base, symbols, per_thread, stacks);
+  const std::vector<SymbolizedStack> new_stacks = symbolize_all(now, symbols, per_thread, stacks);
+  const DiffScale scale{sample_value(base, normalize), sample_value(now, normalize)};
+  const Profile base_summary = summary_of(base), new_summary = summary_of(now);
+  if (format == "pprof") {
+    write_pprof_diff(out, new_summary, base_stacks, scale.base_in_new_samples(), new_stacks);
+    return;
+  }
+  const std::vector<DiffStack> joined = join_stacks(base_stacks, new_stacks, join);
+  if (format == "folded") {
+    write_diff_folded(out, joined, scale);
+  } else if (format == "flamegraph" || format == "svg") {
+    FlameOptions o{"Differential flame graph: " + base_summary.path + " -> " + new_summary.path,
+                   true, value_unit(normalize)};
+    if (format == "svg")
+      write_flamegraph_svg(out, flame_stacks(joined, scale), o);
+    else
+      write_flamegraph_html(out, flame_stacks(joined, scale), o);
+  } else if (format == "top") {
+    write_diff_top(out, base_summary, new_summary, joined, scale, normalize, rows);
+  } else {
+    throw ebprof::Error("diff writes top, folded, pprof, flamegraph or svg, not " + format);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string input = "ebprof.data";
+  std::vector<std::string> inputs{"ebprof.data"};
   std::string output;
   std::string format = "top";
   std::string sort = "comm,dso,symbol";
@@ -53,14 +126,16 @@ int main(int argc, char** argv) {
   };
 
   CLI::App app{"Symbolize an ebprof recording and report where the time went.", "ebprof-report"};
-  app.add_option("-i,--input", input, "Recording to read")->capture_default_str();
+  app.add_option("-i,--input", inputs, "Recording to read; repeat it to report on several as one")
+      ->capture_default_str();
   app.add_option("-o,--output", output, "Write the report to this file (default: stdout)");
   app.add_option("--format", format,
                  "top: self and children per function, like perf report; folded: flamegraph.pl "
                  "input; script: every sample, like perf script; pprof: gzipped profile.proto "
-                 "for go tool pprof (use -o)")
+                 "for go tool pprof (use -o); flamegraph: one self-contained interactive HTML "
+                 "page; svg: a static flame graph image")
       ->capture_default_str()
-      ->check(CLI::IsMember({"top", "folded", "script", "pprof"}));
+      ->check(CLI::IsMember({"top", "folded", "script", "pprof", "flamegraph", "svg"}));
 
   auto* symbol_group = app.add_option_group("symbols");
   symbol_group->add_option("--symfs", symbols.sources.symfs,
@@ -120,8 +195,33 @@ int main(int argc, char** argv) {
   auto* dump = app.add_subcommand("dump", "Print every frame of the recording as text");
   for (auto* sub : {info, dump}) {
     sub->fallthrough();  // -i given after the subcommand still counts
-    sub->add_option("file", input, "Recording to read (same as -i)");
+    sub->add_option("file", inputs, "Recordings to read (same as -i)");
   }
+  std::vector<std::string> diff_inputs;
+  std::string normalize = "total", join = "symbol";
+  auto* diff = app.add_subcommand(
+      "diff",
+      "Compare two recordings: BASE NEW, in the --format given (top, folded, pprof, "
+      "flamegraph, svg); the report's filters apply to both");
+  diff->fallthrough();
+  diff->add_option("recordings", diff_inputs, "BASE NEW")->required()->expected(2);
+  diff->add_option("--normalize", normalize,
+                   "What a sample counts for: none, total (a share of its own recording), "
+                   "per-second or per-cpu-second")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "total", "per-second", "per-cpu-second"}));
+  diff->add_option("--join", join,
+                   "Match frames by symbol name (a rebuild still matches) or by build-id and "
+                   "address")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"symbol", "address"}));
+  std::vector<std::string> merge_inputs;
+  auto* merge = app.add_subcommand(
+      "merge", "Write several recordings into one file (-o) that every report command reads");
+  merge->fallthrough();
+  merge->add_option("recordings", merge_inputs, "Recordings to merge, in order")
+      ->required()
+      ->expected(1, -1);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
@@ -151,14 +251,30 @@ int main(int argc, char** argv) {
         throw ebprof::Error("--symbol " + symbol + ": not a regular expression (" + e.what() + ")");
       }
     }
+    if (merge->parsed()) {
+      if (output.empty())
+        throw ebprof::Error("merge needs -o FILE: where to write the merged recording");
+      for (const std::string& in : merge_inputs)
+        if (same_file(in, output))
+          throw ebprof::Error("-o " + output +
+                              " is one of the recordings being merged: choose "
+                              "another file");
+      MergeResult r = merge_recordings(output, merge_inputs);
+      for (const std::string& w : r.warnings)
+        warn(w);
+      std::fprintf(stderr,
+                   "ebprof-report: merged %zu files (%llu recordings, %llu samples) into %s\n",
+                   merge_inputs.size(), static_cast<unsigned long long>(r.sources),
+                   static_cast<unsigned long long>(r.samples), output.c_str());
+      return;
+    }
+    const std::vector<std::string>& read = diff->parsed() ? diff_inputs : inputs;
+    // -o naming an input (-i defaults to ebprof.data) would truncate the
+    // recording before reading it.
+    for (const std::string& in : read)
+      if (!output.empty() && same_file(in, output))
+        throw ebprof::Error("-o " + output + " is the recording being read: choose another file");
     std::ofstream file;
-    struct stat in {
-    }, out_st{};
-    // -o with the input's name (-i defaults to ebprof.data) would truncate
-    // the recording before reading it.
-    if (!output.empty() && stat(input.c_str(), &in) == 0 && stat(output.c_str(), &out_st) == 0 &&
-        in.st_dev == out_st.st_dev && in.st_ino == out_st.st_ino)
-      throw ebprof::Error("-o " + output + " is the recording being read: choose another file");
     if (!output.empty()) {
       file.open(output, std::ios::binary | std::ios::trunc);
       if (!file)
@@ -169,26 +285,39 @@ int main(int argc, char** argv) {
     std::ios::sync_with_stdio(false);
 
     if (dump->parsed()) {
-      write_dump(out, input);
+      for (const std::string& in : inputs)
+        write_dump(out, in);
     } else if (info->parsed()) {
-      Profile profile = load(input, nullptr);
-      write_info(out, input, profile, unnamed_by_reason(symbolize(profile, symbols, false)));
+      const std::vector<Profile> profiles = load_all(inputs, nullptr);
+      for (const Profile& p : profiles)
+        write_info(out, p, unnamed_by_reason(symbolize(p, symbols, false)));
+    } else if (diff->parsed()) {
+      write_diff(out, format, load_all({diff_inputs[0]}, &samples),
+                 load_all({diff_inputs[1]}, &samples), parse_normalize(normalize), parse_join(join),
+                 symbols, stacks, top.rows);
     } else if (format == "script") {
-      write_script(out, input, load(input, nullptr), samples, stacks, symbols);
+      for (const std::string& in : inputs)
+        write_script(out, in, load_all({in}, nullptr), samples, stacks, symbols);
     } else {
-      Profile profile = load(input, &samples);
+      const std::vector<Profile> profiles = load_all(inputs, &samples);
       const bool per_thread =
           format == "pprof" || std::any_of(top.sort.begin(), top.sort.end(), [&](const auto& k) {
             return format == "top" && (k == "tid" || k == "cpu");
           });
-      std::vector<SymbolizedStack> symbolized = symbolize(profile, symbols, per_thread);
-      filter_stacks(stacks, symbolized);
+      const std::vector<SymbolizedStack> symbolized =
+          symbolize_all(profiles, symbols, per_thread, stacks);
+      const Profile summary = summary_of(profiles);
       if (format == "folded")
         write_folded(out, symbolized, folded);
       else if (format == "pprof")
-        write_pprof(out, profile, symbolized);
+        write_pprof(out, summary, symbolized);
+      else if (format == "flamegraph")
+        write_flamegraph_html(out, flame_stacks(symbolized),
+                              flame_options(profiles, "Flame graph"));
+      else if (format == "svg")
+        write_flamegraph_svg(out, flame_stacks(symbolized), flame_options(profiles, "Flame graph"));
       else
-        write_top(out, profile, symbolized, top);
+        write_top(out, summary, symbolized, top);
     }
     out.flush();
     if (!out)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <string_view>
 
 namespace ebprof::report {
 
@@ -44,5 +45,15 @@ inline std::string hex_bytes(const std::string& bytes) {
     out += format("%02x", c);
   return out.empty() ? "-" : out;
 }
+
+// proto3 strings, JSON and XML must be UTF-8, but comms and symbol names are
+// whatever bytes a program chose: invalid sequences become '?'.
+std::string valid_utf8(std::string_view s);
+
+// `s` as a JSON string literal, quotes included, safe inside HTML.
+std::string json_string(std::string_view s);
+
+// `s` for XML text or an attribute value.
+std::string xml_escape(std::string_view s);
 
 }  // namespace ebprof::report

@@ -15,10 +15,11 @@ packages=(
   util-linux                               # setpriv, for the privilege tests
 )
 # Tests also check pprof output with the real client, go tool pprof, and
-# DWARF source lookups against eu-addr2line (elfutils), and debuginfo
-# fetched from a local debuginfod server.
+# DWARF source lookups against eu-addr2line (elfutils), debuginfo fetched
+# from a local debuginfod server, and the flame graph page in a headless
+# browser (chromium).
 if [[ ${1:-} == --test ]]; then
-  packages+=(golang-go elfutils debuginfod)
+  packages+=(golang-go elfutils debuginfod chromium)
 fi
 
 missing=()

@@ -803,4 +803,101 @@ TEST(BadInput, UnknownOptionsAreOneLine) {
   }
 }
 
+// The self share of `function` in a top table.
+double self_share(const std::string& top, const std::string& function) {
+  std::istringstream rows(top);
+  for (std::string line; std::getline(rows, line);)
+    if (line.find("] " + function) != std::string::npos)
+      return std::stod(line.substr(line.find('%') + 1));
+  return -1;
+}
+
+// diff of a recording against itself changes nothing; merge of two is what
+// reading both with two -i gives, sample for sample.
+TEST(EndToEnd, DiffAgainstItselfIsZeroAndMergeEqualsTwoInputs) {
+  REQUIRE_BPF();
+  std::string a = temp_file("diff-a.data"), b = temp_file("diff-b.data"),
+              merged = temp_file("diff-merged.data");
+  for (const std::string& data : {a, b}) {
+    Outcome rec = run(kRecord + " -F 499 -o " + data + " -- " + kHotcold + " 1");
+    ASSERT_EQ(rec.status, 0) << rec.err;
+  }
+  Outcome self = run(kReport + " diff " + a + " " + a + " -n 0");
+  ASSERT_EQ(self.status, 0) << self.err;
+  EXPECT_NE(self.out.find(kLeafChain), std::string::npos) << self.out;
+  std::istringstream rows(self.out);
+  for (std::string line; std::getline(rows, line);)
+    if (!line.starts_with("#"))
+      EXPECT_NE(line.find(" +0.00 "), std::string::npos) << line;
+  Outcome folded = run(kReport + " diff " + a + " " + a + " --format folded");
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  std::istringstream folded_lines(folded.out);
+  for (std::string line; std::getline(folded_lines, line);) {
+    // Names may hold spaces: the two counts are the last two fields.
+    const size_t last = line.rfind(' '), before = line.rfind(' ', last - 1);
+    EXPECT_EQ(line.substr(before + 1, last - before - 1), line.substr(last + 1)) << line;
+  }
+
+  Outcome merge = run(kReport + " merge -o " + merged + " " + a + " " + b);
+  ASSERT_EQ(merge.status, 0) << merge.err;
+  Outcome one = run(kReport + " -i " + merged + " -n 0");
+  Outcome two = run(kReport + " -i " + a + " -i " + b + " -n 0");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+  auto samples = [&](const std::string& data) {
+    return std::stoull(run(kReport + " -i " + data + " -n 1").out.substr(2));
+  };
+  EXPECT_EQ(samples(merged), samples(a) + samples(b));
+  EXPECT_GT(samples(a), 300u);
+  Outcome info = run(kReport + " info " + merged);
+  EXPECT_NE(info.out.find("source          1: " + b), std::string::npos) << info.out;
+  Outcome clobber = run(kReport + " merge -o " + a + " " + a + " " + b);
+  EXPECT_NE(clobber.status, 0);
+  EXPECT_NE(clobber.err.find("is one of the recordings being merged"), std::string::npos)
+      << clobber.err;
+}
+
+// The flame graph page in a real browser (Debian's chromium, headless): it
+// runs without console errors, shows the root and the hot leaf, and its
+// search reports the hot function's share, which is top's.
+TEST(EndToEnd, FlameGraphPageWorksInAHeadlessBrowser) {
+  REQUIRE_BPF();
+  if (run("command -v chromium").status != 0)
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium): no browser to load "
+                    "the page in";
+  std::string data = temp_file("flame.data"), page = temp_file("flame.html"),
+              diff = temp_file("flame-diff.html");
+  Outcome rec = run(kRecord + " -F 499 -o " + data + " -- " + kHotcold + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  ASSERT_EQ(run(kReport + " -i " + data + " --format flamegraph -o " + page).status, 0);
+  ASSERT_EQ(run(kReport + " diff " + data + " " + data + " --format flamegraph -o " + diff).status,
+            0);
+  const double share = self_share(run(kReport + " -i " + data + " -n 0").out, kLeafChain);
+  ASSERT_GT(share, 50);
+
+  fs::create_directories(EBPROF_ARTIFACTS);
+  const std::string browser =
+      "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--enable-logging=stderr --v=0 --window-size=1280,600 ";
+  for (const std::string& file : {page, diff}) {
+    const std::string url = "'file://" + file + "#search=hot_leaf'";
+    Outcome dom = run(browser + "--dump-dom " + url);
+    ASSERT_EQ(dom.status, 0) << dom.err;
+    EXPECT_EQ(dom.err.find(":CONSOLE"), std::string::npos) << dom.err;
+    EXPECT_NE(dom.out.find(">all</div>"), std::string::npos) << dom.out.substr(0, 4000);
+    EXPECT_NE(dom.out.find(">" + kLeafChain + "</div>"), std::string::npos);
+    const size_t matched = dom.out.find("id=\"matched\">Matched: ");
+    ASSERT_NE(matched, std::string::npos);
+    // The search sums the hot leaf's frames: its self share, as top says.
+    if (file == page)
+      EXPECT_NEAR(std::stod(dom.out.substr(matched + 22)), share, 0.5)
+          << dom.out.substr(matched, 80);
+    const std::string shot =
+        std::string(EBPROF_ARTIFACTS) + "/" + fs::path(file).stem().string() + ".png";
+    Outcome screenshot = run(browser + "--screenshot=" + shot + " " + url);
+    EXPECT_EQ(screenshot.status, 0) << screenshot.err;
+    EXPECT_GT(fs::file_size(shot), 5000u);
+  }
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -18,10 +19,13 @@
 #include "record/proc_maps.h"
 #include "report/debuginfod.h"
 #include "report/demangle.h"
+#include "report/diff.h"
 #include "report/dump_writer.h"
+#include "report/flamegraph_writer.h"
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
 #include "report/kernel_symbolizer.h"
+#include "report/merge.h"
 #include "report/pprof.pb.h"
 #include "report/pprof_writer.h"
 #include "report/sample_filter.h"
@@ -580,8 +584,8 @@ TEST(SampleFilter, ListsTimeAndIdle) {
 }
 
 // A small recording written with the real writer, for info and dump.
-std::string write_small_recording() {
-  std::string path = testing::TempDir() + "/small.data";
+std::string write_small_recording(const std::string& name = "small.data") {
+  std::string path = testing::TempDir() + "/" + name;
   auto w = format::RecordingWriter::create(path);
   format::RecordingInfo info;
   info.writer_version = "9.9.9";
@@ -611,7 +615,7 @@ std::string write_small_recording() {
 TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   std::string path = write_small_recording();
   std::ostringstream out;
-  write_info(out, path, load_profile(path), {{"binary not found", 2}});
+  write_info(out, load_profile(path), {{"binary not found", 2}});
   std::string text = out.str();
   for (const char* line :
        {"format          1.1, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
@@ -758,6 +762,230 @@ TEST(ScriptWriter, InlinedFramesSayInlinedWhereTheModuleGoes) {
             "\t            1234 outer+0x34 (/bin/app)\n"
             "\t            1100 main+0x10 (/bin/app)\n"
             "\n");
+}
+
+// A profile of `total` samples: `hot` of them in f(), the rest in g().
+std::vector<SymbolizedStack> two_functions(uint64_t total, uint64_t hot) {
+  Frame f{"f", "app", false, true, 0x1010, 0x10, "/bin/app", "f"};
+  Frame g{"g", "app", false, true, 0x2010, 0x10, "/bin/app", "g"};
+  Frame main_fn{"main", "app", false, true, 0x3010, 0x10, "/bin/app", "main"};
+  return {{1, 1, 0, "app", hot, {f, main_fn}}, {1, 1, 0, "app", total - hot, {g, main_fn}}};
+}
+
+Profile with_samples(uint64_t total, double seconds) {
+  Profile p;
+  p.info.event = "cpu-clock";
+  p.info.sample_frequency = 99;
+  p.info.cpu_count = 2;
+  p.total_samples = p.recorded_samples = total;
+  p.end = format::RecordingEnd{static_cast<uint64_t>(seconds * 1e9)};
+  return p;
+}
+
+// The top lines of a diff, without its header.
+std::string diff_top(const std::vector<SymbolizedStack>& base,
+                     const std::vector<SymbolizedStack>& now, uint64_t base_total,
+                     uint64_t new_total, Normalize n) {
+  std::vector<Profile> b, w;
+  b.push_back(with_samples(base_total, 10));
+  w.push_back(with_samples(new_total, 10));
+  std::ostringstream out;
+  write_diff_top(out, b[0], w[0], join_stacks(base, now, Join::kSymbol),
+                 {sample_value(b, n), sample_value(w, n)}, n, 0);
+  return out.str();
+}
+
+TEST(Diff, ARecordingAgainstItselfIsAllZeros) {
+  auto stacks = two_functions(100, 30);
+  std::string top = diff_top(stacks, stacks, 100, 100, Normalize::kTotal);
+  EXPECT_NE(top.find("30.00        30.00        +0.00  app                      f"),
+            std::string::npos)
+      << top;
+  EXPECT_NE(top.find("70.00        70.00        +0.00  app                      g"),
+            std::string::npos)
+      << top;
+  EXPECT_EQ(top.find("appeared"), std::string::npos) << top;
+  std::ostringstream folded;
+  write_diff_folded(folded, join_stacks(stacks, stacks, Join::kAddress), {0.01, 0.01});
+  EXPECT_EQ(folded.str(), "app;main;f 30 30\napp;main;g 70 70\n");
+}
+
+// f goes from 30% of 200 samples to 60% of 50: normalised by each total,
+// exactly +30 points, and in the new recording's units the base had 15.
+TEST(Diff, AShareMovingFrom30To60PercentShowsThatDelta) {
+  auto base = two_functions(200, 60), now = two_functions(50, 30);
+  std::string top = diff_top(base, now, 200, 50, Normalize::kTotal);
+  EXPECT_NE(top.find("30.00        60.00       +30.00  app                      f"),
+            std::string::npos)
+      << top;
+  EXPECT_NE(top.find("70.00        40.00       -30.00  app                      g"),
+            std::string::npos)
+      << top;
+  // Sorted by the size of the change; f first (a tie is broken by name).
+  EXPECT_LT(top.find(" f\n"), top.find(" g\n"));
+  std::ostringstream folded;
+  write_diff_folded(folded, join_stacks(base, now, Join::kSymbol), {100.0 / 200, 100.0 / 50});
+  EXPECT_EQ(folded.str(), "app;main;f 15 30\napp;main;g 35 20\n");
+  // Without normalisation the raw samples are compared.
+  std::string raw = diff_top(base, now, 200, 50, Normalize::kNone);
+  EXPECT_NE(raw.find("60.00        30.00       -30.00  app                      f"),
+            std::string::npos)
+      << raw;
+}
+
+TEST(Diff, FunctionsThatAppearOrVanishHaveTheirOwnSections) {
+  Frame h{"h", "app", false, true, 0x4010, 0x10, "/bin/app", "h"};
+  auto base = two_functions(100, 30);
+  auto now = two_functions(100, 30);
+  now.push_back({1, 1, 0, "app", 10, {h}});
+  base.pop_back();  // g vanished... from the base: it appears in the new one
+  std::string top = diff_top(base, now, 100, 110, Normalize::kNone);
+  const size_t appeared = top.find("# appeared");
+  ASSERT_NE(appeared, std::string::npos) << top;
+  EXPECT_GT(top.find(" g\n", appeared), appeared) << top;
+  EXPECT_GT(top.find(" h\n", appeared), appeared) << top;
+  std::string vanished = diff_top(now, base, 110, 100, Normalize::kNone);
+  EXPECT_NE(vanished.find("# vanished"), std::string::npos) << vanished;
+}
+
+// Rebuilt code moves: a name join still matches, an address join does not.
+TEST(Diff, JoinsBySymbolOrByBuildIdAndOffset) {
+  auto base = two_functions(100, 30), now = two_functions(100, 30);
+  std::vector<Frame> moved(now[0].frames.begin(), now[0].frames.end());
+  moved[0].build_id = "\x01";
+  moved[0].file_offset = 0x99;
+  now[0].frames = moved;
+  EXPECT_EQ(join_stacks(base, now, Join::kSymbol).size(), 2u);
+  EXPECT_EQ(join_stacks(base, now, Join::kAddress).size(), 3u);
+}
+
+TEST(Diff, PprofHoldsNewMinusBase) {
+  auto base = two_functions(200, 60), now = two_functions(50, 30);
+  Profile header = with_samples(50, 10);
+  std::ostringstream out;
+  write_pprof_diff(out, header, base, 0.25, now);
+  perftools::profiles::Profile p = decode_pprof(out.str());
+  std::map<std::string, int64_t> by_leaf;
+  for (const auto& s : p.sample()) {
+    for (const auto& l : p.location())
+      if (l.id() == s.location_id(0))
+        for (const auto& f : p.function())
+          if (f.id() == l.line(0).function_id())
+            by_leaf[p.string_table(f.name())] += s.value(0);
+  }
+  EXPECT_EQ(by_leaf["f"], 30 - 15);
+  EXPECT_EQ(by_leaf["g"], 20 - 35);
+}
+
+TEST(Merge, KeepsEachRecordingAsASourceAndEmbedsSymbolsOnce) {
+  const std::string a = write_small_recording("merge-a.data");
+  const std::string b = write_small_recording("merge-b.data");
+  const std::string merged = testing::TempDir() + "/merged.data";
+  MergeResult r = merge_recordings(merged, {a, b});
+  EXPECT_EQ(r.sources, 2u);
+  EXPECT_EQ(r.samples, 4u);
+  EXPECT_TRUE(r.warnings.empty());
+  std::vector<Profile> sources = load_profiles(merged);
+  ASSERT_EQ(sources.size(), 2u);
+  for (const Profile& p : sources) {
+    EXPECT_EQ(p.total_samples, 2u);
+    EXPECT_EQ(p.info.hostname, "box");
+    EXPECT_EQ(p.processes.at(7).size(), 1u);
+    EXPECT_TRUE(p.end);
+    EXPECT_EQ(p.embedded_symbols.at("\xab\xcd").symbols().size(), 1u);
+  }
+  EXPECT_EQ(sources[0].source.path, a);
+  EXPECT_EQ(sources[1].source.path, b);
+  EXPECT_EQ(sources[1].source.index, 1u);
+  EXPECT_THROW(load_profile(merged), Error);
+
+  // The same symbols twice are written once.
+  std::ostringstream dump;
+  write_dump(dump, merged);
+  const std::string text = dump.str();
+  size_t tables = 0;
+  for (size_t at = text.find("elf-symbols"); at != std::string::npos;
+       at = text.find("elf-symbols", at + 1))
+    ++tables;
+  EXPECT_EQ(tables, 1u) << text;
+
+  // A merged file merges again: its sources stay sources.
+  const std::string twice = testing::TempDir() + "/merged-twice.data";
+  EXPECT_EQ(merge_recordings(twice, {merged, a}).sources, 3u);
+  EXPECT_EQ(load_profiles(twice).size(), 3u);
+  EXPECT_THROW(merge_recordings(twice, {a, testing::TempDir() + "/missing.data"}), Error);
+  EXPECT_FALSE(std::filesystem::exists(twice)) << "a failed merge leaves no partial file";
+}
+
+TEST(FlameGraph, TreeSumsStacksAndThePageEscapesNames) {
+  Frame evil{"</script><script>alert(1)</script>", "app", false, true};
+  Frame k{"irq_exit", "[kernel.kallsyms]", true, true};
+  std::vector<SymbolizedStack> stacks = two_functions(100, 30);
+  stacks.push_back({1, 1, 0, "app", 5, {k, evil}});
+  std::vector<FlameNode> tree = build_flame_tree(flame_stacks(stacks));
+  EXPECT_EQ(tree[0].name, "all");
+  EXPECT_EQ(tree[0].value, 105);
+  ASSERT_EQ(tree[0].children.size(), 1u);
+  const FlameNode& comm = tree[tree[0].children[0]];
+  EXPECT_EQ(comm.kind, FlameKind::kComm);
+  EXPECT_EQ(comm.value, 105);
+  std::ostringstream html, svg;
+  write_flamegraph_html(html, flame_stacks(stacks), {"t<i>tle"});
+  EXPECT_EQ(html.str().find("</script><script>alert"), std::string::npos);
+  EXPECT_NE(html.str().find("\\u003c/script\\u003e"), std::string::npos);
+  EXPECT_NE(html.str().find("<title>t&lt;i&gt;tle</title>"), std::string::npos);
+  write_flamegraph_svg(svg, flame_stacks(stacks), {"t"});
+  EXPECT_TRUE(svg.str().starts_with("<?xml")) << svg.str();
+  EXPECT_NE(svg.str().find(">main<"), std::string::npos) << svg.str();
+  EXPECT_NE(svg.str().find("&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(svg.str().find("<script>"), std::string::npos);
+}
+
+// 100k distinct stacks: the page draws frames narrower than a pixel as one
+// block, so a browser shows it with a bounded number of elements. The page
+// is kept as a test artifact (bench/flamegraph.sh times loading it).
+TEST(FlameGraph, AHundredThousandStacksDrawABoundedPage) {
+  std::vector<SymbolizedStack> stacks;
+  Frame main_fn{"main", "app", false, true};
+  for (int i = 0; i < 100000; ++i) {
+    std::vector<Frame> frames;
+    for (int level = 0, rest = i; level < 5; ++level, rest /= 10)
+      frames.insert(frames.begin(),
+                    Frame{"fn_" + std::to_string(level) + "_" + std::to_string(rest % 10), "app",
+                          false, true});
+    frames.push_back(main_fn);
+    stacks.push_back({1, 1, 0, "app", static_cast<uint64_t>(i % 7 + 1), std::move(frames)});
+  }
+  EXPECT_EQ(build_flame_tree(flame_stacks(stacks)).size(),
+            2u + 1 + 10 + 100 + 1000 + 10000 + 100000);
+  std::filesystem::create_directories(EBPROF_ARTIFACTS);
+  const std::string page = std::string(EBPROF_ARTIFACTS) + "/flame-100k.html";
+  {
+    std::ofstream out(page);
+    write_flamegraph_html(out, flame_stacks(stacks), {"100k stacks"});
+  }
+  if (system("command -v chromium >/dev/null") != 0)
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium): page not loaded";
+  const std::string dom = testing::TempDir() + "/flame-100k.dom";
+  const std::string log = testing::TempDir() + "/flame-100k.log";
+  ASSERT_EQ(
+      system(("chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+              "--enable-logging=stderr --v=0 --window-size=1280,600 --dump-dom 'file://" +
+              page + "' >" + dom + " 2>" + log)
+                 .c_str()),
+      0);
+  std::ifstream in(dom);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::ifstream errors(log);
+  const std::string err((std::istreambuf_iterator<char>(errors)), {});
+  EXPECT_EQ(err.find(":CONSOLE"), std::string::npos) << err;
+  EXPECT_NE(text.find(">all</div>"), std::string::npos);
+  size_t frames = 0;
+  for (size_t at = text.find("class=\"f"); at != std::string::npos;
+       at = text.find("class=\"f", at + 1))
+    ++frames;
+  EXPECT_GT(frames, 1000u);
+  EXPECT_LT(frames, 20000u) << "frames narrower than a pixel must not each become an element";
 }
 
 }  // namespace
