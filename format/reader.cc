@@ -127,6 +127,20 @@ std::vector<T> values(typename capnp::List<T>::Reader list) {
 struct IdSpace {
   uint64_t stacks = 0;
   uint64_t comms = 0;
+  // Which source of a merged file frames belong to, and whether the current
+  // one has delivered anything yet.
+  uint32_t source = 0;
+  bool source_has_content = false;
+  bool merged = false;  // a 2.x file: sources, each numbering its ids from 0
+
+  // A source starts at its Source frame or, when that frame was lost, at
+  // the next header: both visitors and id checks move on together.
+  void start_source() {
+    if (source_has_content)
+      ++source;
+    source_has_content = false;
+    stacks = comms = 0;
+  }
 };
 
 // After a damaged frame was skipped (`allow_gaps`), a batch may start past
@@ -326,8 +340,11 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
     throw Error(path + " has no recording header frame: file is damaged");
 
   auto deliver = [&](auto&& value, auto callback) {
-    visitor.on_frame(info);
+    FrameInfo placed = info;
+    placed.source = ids.source;
+    visitor.on_frame(placed);
     (visitor.*callback)(std::move(value));
+    ids.source_has_content |= h.kind != static_cast<uint16_t>(FrameKind::kSource);
   };
   try {
     capnp::ReaderOptions options;
@@ -337,9 +354,13 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
     capnp::FlatArrayMessageReader message(
         kj::arrayPtr(reinterpret_cast<const capnp::word*>(raw.data()), raw.size()), options);
     switch (static_cast<FrameKind>(h.kind)) {
-      case FrameKind::kRecordingInfo:
-        deliver(decode(message.getRoot<schema::RecordingInfo>()), &RecordingVisitor::on_info);
+      case FrameKind::kRecordingInfo: {
+        RecordingInfo decoded = decode(message.getRoot<schema::RecordingInfo>());
+        if (ids.merged && ids.source_has_content)
+          ids.start_source();  // its Source frame was lost
+        deliver(std::move(decoded), &RecordingVisitor::on_info);
         break;
+      }
       case FrameKind::kKernelSymbols:
         deliver(decode(message.getRoot<schema::KernelSymbols>()),
                 &RecordingVisitor::on_kernel_symbols);
@@ -366,11 +387,13 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
       case FrameKind::kJitSymbols:
         deliver(decode(message.getRoot<schema::JitSymbols>()), &RecordingVisitor::on_jit_symbols);
         break;
-      case FrameKind::kSource:
-        // Each source numbers its stacks and comms from 0.
-        ids = IdSpace{};
-        deliver(decode(message.getRoot<schema::Source>()), &RecordingVisitor::on_source);
+      case FrameKind::kSource: {
+        // Decoded before anything moves: a damaged one changes nothing.
+        Source decoded = decode(message.getRoot<schema::Source>());
+        ids.start_source();
+        deliver(std::move(decoded), &RecordingVisitor::on_source);
         break;
+      }
       default:
         visitor.on_frame(info);  // a kind from a newer minor version: skip it
         break;
@@ -502,6 +525,7 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   std::tie(result.version_major, result.version_minor) =
       check_file_header(fd.get(), file_size, path);
   IdSpace ids;
+  ids.merged = result.version_major >= kMergedVersionMajor;
   uint64_t offset = kFileHeaderSize;
   // One decompression context for the whole file: ZSTD_decompress() would
   // allocate and free one, window included, for every frame.
@@ -519,7 +543,9 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
     uint64_t next;  // where reading goes on after a damaged frame
     Check check = read_frame(fd.get(), offset, file_size, path, h, stored, why);
     if (check == Check::kOk) {
-      why = decode_frame(h, stored, raw, zstd.get(), ids, result.damaged_frames > 0, visitor,
+      // Ids may jump after damage: here, or in an input a merge read.
+      why = decode_frame(h, stored, raw, zstd.get(), ids, result.damaged_frames > 0 || ids.merged,
+                         visitor,
                          FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
                                    h.raw_size, static_cast<bool>(h.flags & kFrameZstd)},
                          path);

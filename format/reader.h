@@ -17,6 +17,9 @@ struct FrameInfo {
   uint32_t stored_size = 0;
   uint32_t raw_size = 0;
   bool compressed = false;
+  // The source it belongs to: 0 in a recording; in a merged file, counted
+  // from 0 at each Source frame (or header whose Source frame was lost).
+  uint32_t source = 0;
 };
 
 // Receives a recording's contents frame by frame, in file order. A batch's
@@ -38,7 +41,8 @@ class RecordingVisitor {
   virtual void on_end(RecordingEnd&& end) {}
   virtual void on_losses(Losses&& losses) {}
   virtual void on_jit_symbols(JitSymbols&& symbols) {}
-  // In a merged file, before each source's frames (its header first).
+  // In a merged file, before each source's frames (its header first). Its
+  // frames, and it, carry the source's index in FrameInfo::source.
   virtual void on_source(Source&& source) {}
 };
 

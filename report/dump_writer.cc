@@ -74,6 +74,10 @@ class Dumper : public format::RecordingVisitor {
     for (const auto& s : e.symbols)
       out_ << "  " << hex(s.address) << " size " << hex(s.size) << ' ' << s.name << '\n';
   }
+  void on_source(format::Source&& s) override {
+    out_ << "source " << s.index << ' ' << s.path
+         << format(" (format %u.%u)\n", s.version_major, s.version_minor);
+  }
   void on_jit_symbols(format::JitSymbols&& j) override {
     out_ << "jit pid " << j.pid << '\n';
     for (const auto& s : j.symbols)

@@ -1,6 +1,6 @@
 #include <algorithm>
 #include <cmath>
-#include <functional>
+#include <cstdint>
 
 #include "report/flamegraph_writer.h"
 #include "report/text.h"
@@ -19,7 +19,11 @@ std::string fill(const FlameNode& n, bool diff) {
     const int fade = static_cast<int>(std::lround(255 * (1 - std::min(std::fabs(d), 1.0))));
     return d >= 0 ? format("rgb(255,%d,%d)", fade, fade) : format("rgb(%d,%d,255)", fade, fade);
   }
-  const double v = static_cast<double>(std::hash<std::string>{}(n.name) % 1000) / 1000;
+  // The page's hash of the name, so that a name has one colour in both.
+  uint32_t h = 0;
+  for (unsigned char c : n.name)
+    h = h * 31 + c;
+  const double v = h / 4294967295.0;
   auto c = [&](int base, int span) { return base + static_cast<int>(std::lround(span * v)); };
   switch (n.kind) {
     case FlameKind::kKernel:
@@ -67,8 +71,10 @@ void write_flamegraph_svg(std::ostream& out, const std::vector<FlameStack>& stac
     if (w < 1)
       return;
     const double y = kTop + (levels - 1 - level) * kFrameHeight;
-    std::string tip = n.name + " (" + format("%.10g", n.value) + " " + options.unit +
-                      format(", %.2f%%)", total > 0 ? 100 * n.value / total : 0);
+    std::string tip = n.name;
+    tip += format(" (%.10g ", n.value);
+    tip += options.unit;
+    tip += format(", %.2f%%)", total > 0 ? 100 * n.value / total : 0);
     if (options.diff)
       tip += format(" base %.10g, delta %+.10g", n.base, n.value - n.base);
     out << "<g><title>" << xml_escape(tip) << "</title>"

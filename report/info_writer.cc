@@ -47,13 +47,13 @@ void write_info(std::ostream& out, const Profile& p,
       mappings += c.mappings.size();
   }
   size_t embedded_functions = 0;
-  for (const auto& [id, table] : p.embedded_symbols)
+  for (const auto& [id, table] : *p.embedded_symbols)
     embedded_functions += table.size();
   size_t without_build_id = 0;
   std::set<std::string> sampled = sampled_build_ids(p, without_build_id);
   size_t covered = 0;
   for (const auto& id : sampled)
-    covered += p.embedded_symbols.count(id);
+    covered += p.embedded_symbols->count(id);
 
   out << "recording       " << p.path << "\n";
   if (!p.source.path.empty())
@@ -91,7 +91,7 @@ void write_info(std::ostream& out, const Profile& p,
                 info.kernel_addresses_hidden
                     ? " (addresses were hidden by kernel.kptr_restrict: kernel frames are unnamed)"
                     : "")
-      << format("embedded        %zu binaries, %zu function symbols\n", p.embedded_symbols.size(),
+      << format("embedded        %zu binaries, %zu function symbols\n", p.embedded_symbols->size(),
                 embedded_functions)
       << format(
              "symbol coverage %zu of %zu sampled binaries with a build-id have embedded "

@@ -44,6 +44,16 @@ std::vector<Profile> load_all(const std::vector<std::string>& inputs, const Samp
         warn(p.warning);
       all.push_back(std::move(p));
     }
+  share_embedded_symbols(all);
+  // Added up as equals, samples of other events or rates would mislead.
+  for (const Profile& p : all)
+    if (p.info.event != all.front().info.event ||
+        describe_rate(p.info) != describe_rate(all.front().info)) {
+      warn(p.path + " samples " + p.info.event + " " + describe_rate(p.info) + ", " +
+           all.front().path + " " + all.front().info.event + " " + describe_rate(all.front().info) +
+           ": their samples are counted as equals");
+      break;
+    }
   return all;
 }
 
@@ -52,11 +62,7 @@ std::vector<Profile> load_all(const std::vector<std::string>& inputs, const Samp
 std::vector<SymbolizedStack> symbolize_all(const std::vector<Profile>& profiles,
                                            const SymbolizeOptions& symbols, bool per_thread,
                                            const StackFilter& stacks) {
-  std::vector<SymbolizedStack> all;
-  for (const Profile& p : profiles) {
-    std::vector<SymbolizedStack> one = symbolize(p, symbols, per_thread);
-    std::move(one.begin(), one.end(), std::back_inserter(all));
-  }
+  std::vector<SymbolizedStack> all = symbolize(profiles, symbols, per_thread);
   filter_stacks(stacks, all);
   return all;
 }
@@ -100,10 +106,8 @@ void write_diff(std::ostream& out, const std::string& format, const std::vector<
       write_flamegraph_svg(out, flame_stacks(joined, scale), o);
     else
       write_flamegraph_html(out, flame_stacks(joined, scale), o);
-  } else if (format == "top") {
+  } else {  // top; main() refused script
     write_diff_top(out, base_summary, new_summary, joined, scale, normalize, rows);
-  } else {
-    throw ebprof::Error("diff writes top, folded, pprof, flamegraph or svg, not " + format);
   }
 }
 
@@ -121,13 +125,12 @@ int main(int argc, char** argv) {
   SampleFilter samples;
   StackFilter stacks;
   SymbolizeOptions symbols;
-  symbols.warn = [](const std::string& message) {
-    std::fprintf(stderr, "ebprof-report: warning: %s\n", message.c_str());
-  };
+  symbols.warn = warn;
 
   CLI::App app{"Symbolize an ebprof recording and report where the time went.", "ebprof-report"};
-  app.add_option("-i,--input", inputs, "Recording to read; repeat it to report on several as one")
-      ->capture_default_str();
+  auto* input_option = app.add_option("-i,--input", inputs,
+                                      "Recording to read; repeat it to report on several as one")
+                           ->capture_default_str();
   app.add_option("-o,--output", output, "Write the report to this file (default: stdout)");
   app.add_option("--format", format,
                  "top: self and children per function, like perf report; folded: flamegraph.pl "
@@ -193,9 +196,10 @@ int main(int argc, char** argv) {
       "info",
       "Describe the recording: header, counts, losses, embedded symbols, bytes per section");
   auto* dump = app.add_subcommand("dump", "Print every frame of the recording as text");
+  std::vector<std::string> files;  // info's and dump's, added to -i's
   for (auto* sub : {info, dump}) {
     sub->fallthrough();  // -i given after the subcommand still counts
-    sub->add_option("file", inputs, "Recordings to read (same as -i)");
+    sub->add_option("file", files, "Recordings to read (same as -i)");
   }
   std::vector<std::string> diff_inputs;
   std::string normalize = "total", join = "symbol";
@@ -208,13 +212,11 @@ int main(int argc, char** argv) {
   diff->add_option("--normalize", normalize,
                    "What a sample counts for: none, total (a share of its own recording), "
                    "per-second or per-cpu-second")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"none", "total", "per-second", "per-cpu-second"}));
+      ->capture_default_str();
   diff->add_option("--join", join,
                    "Match frames by symbol name (a rebuild still matches) or by build-id and "
                    "address")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"symbol", "address"}));
+      ->capture_default_str();
   std::vector<std::string> merge_inputs;
   auto* merge = app.add_subcommand(
       "merge", "Write several recordings into one file (-o) that every report command reads");
@@ -241,6 +243,20 @@ int main(int argc, char** argv) {
   folded.pid = prefix.find("pid") != std::string::npos;
 
   return ebprof::run_guarded("ebprof-report", [&] {
+    if (!files.empty())
+      inputs = input_option->count() ? inputs : std::vector<std::string>{};
+    inputs.insert(inputs.end(), files.begin(), files.end());
+    // Checked before anything is read or -o is truncated.
+    const Normalize normalized = parse_normalize(normalize);
+    const Join joined = parse_join(join);
+    if (diff->parsed()) {
+      if (format == "script")
+        throw ebprof::Error(
+            "diff writes top, folded, pprof, flamegraph or svg: --format script "
+            "shows one recording's samples");
+      if (input_option->count())
+        throw ebprof::Error("diff reads the two recordings it is given (BASE NEW), not -i");
+    }
     top.sort = parse_sort_keys(sort);
     if (!time.empty())
       parse_time_window(time, samples);
@@ -293,8 +309,8 @@ int main(int argc, char** argv) {
         write_info(out, p, unnamed_by_reason(symbolize(p, symbols, false)));
     } else if (diff->parsed()) {
       write_diff(out, format, load_all({diff_inputs[0]}, &samples),
-                 load_all({diff_inputs[1]}, &samples), parse_normalize(normalize), parse_join(join),
-                 symbols, stacks, top.rows);
+                 load_all({diff_inputs[1]}, &samples), normalized, joined, symbols, stacks,
+                 top.rows);
     } else if (format == "script") {
       for (const std::string& in : inputs)
         write_script(out, in, load_all({in}, nullptr), samples, stacks, symbols);

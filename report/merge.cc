@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <string_view>
+
 #include <set>
 #include <unordered_map>
 
@@ -12,8 +16,9 @@
 namespace ebprof::report {
 namespace {
 
-// Copies one input's frames to the merged file. A plain recording's first
-// frame is its header: its Source frame goes just before it.
+// Copies one input's frames to the merged file, a Source frame before each
+// of its sources: a recording is one source, a merged input one per source
+// it holds, as the reader numbers them (FrameInfo::source).
 class Merger : public format::RecordingVisitor {
  public:
   explicit Merger(format::RecordingWriter& out) : out_(out) {}
@@ -25,57 +30,73 @@ class Merger : public format::RecordingVisitor {
   }
   uint64_t sources() const { return next_index_; }
   uint64_t samples() const { return samples_; }
+  uint64_t unknown_frames() const { return unknown_frames_; }
 
+  void on_frame(const format::FrameInfo& frame) override {
+    if (std::string_view(frame.kind) == "unknown")
+      ++unknown_frames_;
+    if (!started_ || frame.source != source_) {
+      started_ = true;
+      source_ = frame.source;
+      pending_ = format::Source{0, input_, version_.first, version_.second};
+      source_written_ = false;
+    }
+  }
   void on_source(format::Source&& source) override {
-    start(source.path.empty() ? input_ : input_ + " > " + source.path, source.version_major,
-          source.version_minor);
+    if (!source.path.empty())
+      pending_.path = input_ + " > " + source.path;
+    pending_.version_major = source.version_major;
+    pending_.version_minor = source.version_minor;
   }
-  void on_info(format::RecordingInfo&& info) override {
-    if (!started_)
-      start(input_, version_.first, version_.second);
-    out_.write(info);
-  }
-  void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
-    out_.write(symbols);
-  }
-  void on_process(format::ProcessInfo&& process) override { out_.write(process); }
+  void on_info(format::RecordingInfo&& info) override { write(info); }
+  void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override { write(symbols); }
+  void on_process(format::ProcessInfo&& process) override { write(process); }
   void on_samples(format::SampleBatch&& batch) override {
     samples_ += batch.samples.size();
-    out_.write(batch);
+    write(batch);
   }
-  void on_end(format::RecordingEnd&& end) override {
-    out_.write(end);
-    // A merged input's next source, if any, starts with its own Source.
-    started_ = false;
-  }
-  void on_losses(format::Losses&& losses) override { out_.write(losses); }
-  void on_jit_symbols(format::JitSymbols&& symbols) override { out_.write(symbols); }
+  void on_end(format::RecordingEnd&& end) override { write(end); }
+  void on_losses(format::Losses&& losses) override { write(losses); }
+  void on_jit_symbols(format::JitSymbols&& symbols) override { write(symbols); }
 
   // Hourly recordings of one host embed the same binaries over and over:
   // only symbols not yet written for a build-id go out.
   void on_elf_symbols(format::EmbeddedSymbols&& e) override {
-    auto [written, first] = written_.try_emplace(e.build_id);
-    std::erase_if(e.symbols,
-                  [&](const ElfSymbol& s) { return !written->second.insert(s.address).second; });
+    auto it = written_.find(e.build_id);
+    const bool first = it == written_.end();
+    if (first)
+      it = written_.emplace(e.build_id, std::set<uint64_t>{}).first;
+    std::set<uint64_t>& written = it->second;
+    std::erase_if(e.symbols, [&](const ElfSymbol& s) { return !written.insert(s.address).second; });
     if (!first && e.symbols.empty())
       return;
     if (!first)
       e.segments.clear();  // the reader keeps the first frame's layout
-    out_.write(e);
+    write(e);
   }
 
  private:
-  void start(const std::string& path, uint16_t major, uint16_t minor) {
-    out_.write(format::Source{static_cast<uint32_t>(next_index_++), path, major, minor});
-    started_ = true;
+  // The source's Source frame goes out with its first content frame.
+  template <typename T>
+  void write(const T& frame) {
+    if (!source_written_) {
+      pending_.index = static_cast<uint32_t>(next_index_++);
+      out_.write(pending_);
+      source_written_ = true;
+    }
+    out_.write(frame);
   }
 
   format::RecordingWriter& out_;
   std::string input_;
   std::pair<uint16_t, uint16_t> version_;
   bool started_ = false;
+  uint32_t source_ = 0;
+  format::Source pending_;
+  bool source_written_ = false;
   uint64_t next_index_ = 0;
   uint64_t samples_ = 0;
+  uint64_t unknown_frames_ = 0;
   std::unordered_map<std::string, std::set<uint64_t>> written_;
 };
 
@@ -83,7 +104,10 @@ class Merger : public format::RecordingVisitor {
 
 MergeResult merge_recordings(const std::string& output, const std::vector<std::string>& inputs) {
   MergeResult result;
-  format::RecordingWriter writer = format::RecordingWriter::create(output, {.merged = true});
+  // Written beside the output and renamed over it at the end: a merge that
+  // fails leaves an existing output as it was.
+  const std::string partial = output + ".partial";
+  format::RecordingWriter writer = format::RecordingWriter::create(partial, {.merged = true});
   try {
     Merger merger(writer);
     for (const std::string& input : inputs) {
@@ -92,11 +116,17 @@ MergeResult merge_recordings(const std::string& output, const std::vector<std::s
       if (!r.warning.empty())
         result.warnings.push_back(r.warning);
     }
+    if (merger.unknown_frames())
+      result.warnings.push_back(std::to_string(merger.unknown_frames()) +
+                                " frames of a newer format version were left out: merge with "
+                                "the newer ebprof to keep them");
     writer.close();
+    if (::rename(partial.c_str(), output.c_str()) != 0)
+      throw Error(errno_message("cannot write " + output, errno) + ": choose another path with -o");
     result.sources = merger.sources();
     result.samples = merger.samples();
   } catch (...) {
-    ::unlink(output.c_str());
+    ::unlink(partial.c_str());
     throw;
   }
   return result;

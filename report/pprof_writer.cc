@@ -129,6 +129,12 @@ std::string gzip(const std::string& bytes) {
   return out;
 }
 
+// Rounded, and saturated rather than overflowed: a hostile count must not
+// wrap around.
+int64_t saturated(double v) {
+  return std::fabs(v) < 9.2e18 ? std::llround(v) : v < 0 ? INT64_MIN : INT64_MAX;
+}
+
 // Stacks to write, their counts multiplied by `factor` (negative for the
 // base of a diff); `side` labels them when set.
 struct Side {
@@ -194,17 +200,12 @@ void write_profile(std::ostream& out, const Profile& profile, std::span<const Si
         sample->add_location_id(b.location(frames.first(n)));
         frames = frames.subspan(n);
       }
-      // Saturated, never overflowed: a hostile count must not wrap around.
       const double scaled = static_cast<double>(s.count) * side.factor;
-      const int64_t count = std::fabs(scaled) < 9.2e18 ? std::llround(scaled)
-                            : scaled < 0               ? INT64_MIN
-                                                       : INT64_MAX;
-      sample->add_value(count);
-      int64_t weight = 0;
-      if (period && __builtin_mul_overflow(count, period, &weight))
-        weight = count < 0 ? INT64_MIN : INT64_MAX;
+      sample->add_value(saturated(scaled));
+      // From the unrounded count: a diff's base, scaled down, keeps its
+      // long tail in the time value, where whole samples would round to 0.
       if (period)
-        sample->add_value(weight);
+        sample->add_value(saturated(scaled * static_cast<double>(period)));
       auto label = [&](int64_t key) {
         pp::Label* l = sample->add_label();
         l->set_key(key);

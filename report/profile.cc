@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/error.h"
 #include "format/lookup.h"
@@ -19,12 +20,13 @@ class ProfileBuilder : public format::RecordingVisitor {
     sources_.emplace_back();
   }
 
+  // The reader says which source each frame belongs to; every frame of a
+  // source lands in its profile (ScriptWriter follows the same index).
   void on_frame(const format::FrameInfo& frame) override {
-    // A Source frame belongs to the source it starts, which on_source has
-    // not begun yet; it is a few bytes.
-    if (std::string_view(frame.kind) == "source")
-      return;
-    content_ = true;
+    while (sources_.size() <= frame.source) {
+      sources_.emplace_back();
+      index_.clear();
+    }
     Profile& p = p_();
     auto it = std::find_if(p.sections.begin(), p.sections.end(),
                            [&](const Profile::Section& s) { return s.kind == frame.kind; });
@@ -35,17 +37,7 @@ class ProfileBuilder : public format::RecordingVisitor {
     it->raw_bytes += frame.raw_size;
   }
   void on_info(format::RecordingInfo&& info) override { p_().info = std::move(info); }
-  void on_source(format::Source&& source) override {
-    // A merged file's first frame is its first Source: nothing to close.
-    // Later ones start a profile of their own, even when the Source before
-    // was lost to damage: each source numbers its stacks from 0.
-    if (content_) {
-      sources_.emplace_back();
-      index_.clear();
-      content_ = false;
-    }
-    p_().source = std::move(source);
-  }
+  void on_source(format::Source&& source) override { p_().source = std::move(source); }
   void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
     std::move(symbols.begin(), symbols.end(), std::back_inserter(p_().kernel_symbols));
   }
@@ -79,9 +71,7 @@ class ProfileBuilder : public format::RecordingVisitor {
       if (inserted)
         p.counts.push_back({key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, 0});
       ++p.counts[it->second].count;
-      if (p.total_samples++ == 0)
-        p.first_sample_ns = s.time_ns;
-      p.first_sample_ns = std::min(p.first_sample_ns, s.time_ns);
+      ++p.total_samples;
       p.last_sample_ns = std::max(p.last_sample_ns, s.time_ns);
     }
   }
@@ -107,10 +97,13 @@ class ProfileBuilder : public format::RecordingVisitor {
       for (auto& [pid, symbols] : p.jit_symbols)
         std::stable_sort(symbols.begin(), symbols.end(),
                          [](const auto& a, const auto& b) { return a.address < b.address; });
-      // Embedded tables are keyed by build-id, whichever source brought them.
-      for (const auto& [id, e] : embedded_)
-        p.embedded_symbols.try_emplace(id, ElfIdentity{id, ""}, e.segments, e.symbols);
     }
+    // Keyed by build-id, whichever source brought them: built once, shared.
+    auto tables = std::make_shared<EmbeddedTables>();
+    for (auto& [id, e] : embedded_)
+      tables->try_emplace(id, ElfIdentity{id, ""}, std::move(e.segments), std::move(e.symbols));
+    for (Profile& p : sources_)
+      p.embedded_symbols = tables;
   }
 
  private:
@@ -136,7 +129,6 @@ class ProfileBuilder : public format::RecordingVisitor {
   const SampleFilter* filter_;
   std::unordered_map<Key, size_t, KeyHash> index_;
   std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
-  bool content_ = false;  // the current source has had frames
 };
 
 }  // namespace
@@ -151,7 +143,8 @@ std::vector<Profile> load_profiles(const std::string& path, const SampleFilter* 
     p.version_major = result.version_major;
     p.version_minor = result.version_minor;
   }
-  // Where the file is damaged or cut, said once, with the source it hit.
+  // Where the file is damaged or cut, said once: the reader tells the file's
+  // story, not a source's, and the last source is where reading stopped.
   sources.back().warning = result.warning;
   return sources;
 }
@@ -164,33 +157,62 @@ Profile load_profile(const std::string& path, const SampleFilter* filter) {
   return std::move(sources.front());
 }
 
+void share_embedded_symbols(std::span<Profile> profiles) {
+  std::set<const EmbeddedTables*> distinct;
+  for (const Profile& p : profiles)
+    distinct.insert(p.embedded_symbols.get());
+  if (distinct.size() < 2)
+    return;
+  std::unordered_map<std::string, std::vector<ElfSymbol>> symbols;
+  std::unordered_map<std::string, std::vector<LoadSegment>> segments;
+  for (const EmbeddedTables* tables : distinct)
+    for (const auto& [id, table] : *tables) {
+      symbols[id].insert(symbols[id].end(), table.symbols().begin(), table.symbols().end());
+      if (segments[id].empty())
+        segments[id] = table.segments();
+    }
+  auto shared = std::make_shared<EmbeddedTables>();
+  for (auto& [id, list] : symbols)
+    shared->try_emplace(id, ElfIdentity{id, ""}, std::move(segments[id]), std::move(list));
+  for (Profile& p : profiles)
+    p.embedded_symbols = shared;
+}
+
 Profile summary_of(std::span<const Profile> profiles) {
   Profile s;
   s.info = profiles.front().info;
+  s.info.hostname.clear();
   std::vector<format::LossCount> losses;
-  uint64_t duration_ns = 0;
+  uint64_t duration_ns = 0, task_events_lost = 0;
   bool ended = true;
-  s.path = profiles.front().path;
+  std::set<std::string> hosts, paths;
+  // Each distinct name once, in order of appearance.
+  auto add = [](std::set<std::string>& seen, std::string& list, const std::string& name) {
+    if (seen.insert(name).second)
+      list += (list.empty() ? "" : ", ") + name;
+  };
   for (const Profile& p : profiles) {
-    if (&p != &profiles.front() && s.info.hostname.find(p.info.hostname) == std::string::npos)
-      s.info.hostname += ", " + p.info.hostname;
-    if (&p != &profiles.front() && p.path != profiles.front().path &&
-        s.path.find(p.path) == std::string::npos)
-      s.path += ", " + p.path;
+    add(hosts, s.info.hostname, p.info.hostname);
+    add(paths, s.path, p.path);
     s.total_samples += p.total_samples;
     s.recorded_samples += p.recorded_samples;
     duration_ns += static_cast<uint64_t>(duration_s(p) * 1e9);
     std::vector<format::LossCount> l = loss_totals(p);
     losses.insert(losses.end(), l.begin(), l.end());
-    s.loss_reports.insert(s.loss_reports.end(), p.loss_reports.begin(), p.loss_reports.end());
     ended &= p.end.has_value();
+    task_events_lost += p.end ? p.end->task_events_lost : 0;
     if (!p.warning.empty())
       s.warning += (s.warning.empty() ? "" : "; ") + p.warning;
   }
   // The durations add up: the summary's end is that far after its start.
   s.last_sample_ns = s.info.start_monotonic_ns + duration_ns;
+  // Every source's loss totals, whether or not it ended: loss_totals() of
+  // the summary reads them from its end frame, or else from its reports.
   if (ended)
-    s.end = format::RecordingEnd{s.last_sample_ns, format::totals_by_cause(losses)};
+    s.end =
+        format::RecordingEnd{s.last_sample_ns, format::totals_by_cause(losses), task_events_lost};
+  else
+    s.loss_reports.push_back(format::Losses{s.last_sample_ns, format::totals_by_cause(losses)});
   s.version_major = profiles.front().version_major;
   s.version_minor = profiles.front().version_minor;
   return s;

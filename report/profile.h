@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,6 +13,8 @@
 #include "report/sample_filter.h"
 
 namespace ebprof::report {
+
+using EmbeddedTables = std::unordered_map<std::string, ElfSymbolTable>;
 
 // Samples with the same process, thread, CPU, maps capture, comm and stack,
 // counted together.
@@ -34,8 +37,9 @@ struct Profile {
   format::RecordingInfo info;
   std::vector<format::KernelSymbol> kernel_symbols;
   // Symbol tables embedded by the recorder (all its frames for one build-id
-  // merged), by raw build-id.
-  std::unordered_map<std::string, ElfSymbolTable> embedded_symbols;
+  // merged), by raw build-id: one map shared by every profile of a report,
+  // since a build-id names the same binary in any recording.
+  std::shared_ptr<const EmbeddedTables> embedded_symbols = std::make_shared<EmbeddedTables>();
   // JIT symbols from processes' perf maps, by pid, sorted by address.
   std::unordered_map<uint32_t, std::vector<ElfSymbol>> jit_symbols;
   // Every maps capture of each pid, oldest first, mappings sorted by start.
@@ -48,7 +52,6 @@ struct Profile {
   std::vector<StackCount> counts;
   uint64_t total_samples = 0;     // counted: what the sample filter kept
   uint64_t recorded_samples = 0;  // in the file
-  uint64_t first_sample_ns = 0;
   uint64_t last_sample_ns = 0;
   std::optional<format::RecordingEnd> end;   // missing when the recorder was killed
   std::vector<format::Losses> loss_reports;  // in time order: losses per CPU over time
@@ -73,6 +76,10 @@ inline const std::string kLostComm = "[lost]";
 std::vector<Profile> load_profiles(const std::string& path, const SampleFilter* filter = nullptr);
 // The one profile of a recording; throws Error for a merged file.
 Profile load_profile(const std::string& path, const SampleFilter* filter = nullptr);
+
+// Gives all `profiles` one embedded-symbol map, the union of theirs: two
+// recordings of one binary embed the symbols each sampled.
+void share_embedded_symbols(std::span<Profile> profiles);
 
 // What a report over several profiles (several -i, a merged file) says in
 // its header: the first one's event and host (other hosts appended), their

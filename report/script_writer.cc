@@ -17,14 +17,19 @@ class ScriptWriter : public format::RecordingVisitor {
  public:
   ScriptWriter(std::ostream& out, std::span<const Profile> sources, const SampleFilter& samples,
                const StackFilter& stacks, SymbolizeOptions symbols)
-      : out_(out), sources_(sources), samples_(samples), stacks_(stacks), symbols_(symbols) {
+      : out_(out),
+        sources_(sources),
+        samples_(samples),
+        stacks_(stacks),
+        user_(*sources.front().embedded_symbols, sources.front().jit_symbols, std::move(symbols)) {
     begin_source();
   }
 
-  // The next source of a merged file: its own tables, ids and symbolizer.
-  void on_source(format::Source&& source) override {
-    if (seen_source_++ > 0 && next_ + 1 < sources_.size()) {
-      ++next_;
+  // The next source of a merged file: its own tables, ids and symbolizer,
+  // at the index the reader gave load_profiles too.
+  void on_frame(const format::FrameInfo& frame) override {
+    if (frame.source != next_ && frame.source < sources_.size()) {
+      next_ = frame.source;
       begin_source();
     }
   }
@@ -65,7 +70,7 @@ class ScriptWriter : public format::RecordingVisitor {
 
   void begin_source() {
     profile_ = &sources_[next_];
-    symbolizer_.emplace(*profile_, symbols_);
+    symbolizer_.emplace(*profile_, user_);
     shown_.clear();
     comms_.clear();
     // perf prints the period of each sample.
@@ -75,11 +80,10 @@ class ScriptWriter : public format::RecordingVisitor {
   std::ostream& out_;
   std::span<const Profile> sources_;
   size_t next_ = 0;
-  size_t seen_source_ = 0;
   const Profile* profile_ = nullptr;
   const SampleFilter& samples_;
   const StackFilter& stacks_;
-  SymbolizeOptions symbols_;
+  UserSymbolizer user_;  // one for all sources: each binary opened once
   std::optional<Symbolizer> symbolizer_;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::optional<Frames>> shown_;
   std::unordered_map<uint32_t, std::string> comms_;

@@ -12,7 +12,14 @@ namespace ebprof::report {
 Symbolizer::Symbolizer(const Profile& profile, SymbolizeOptions options)
     : profile_(profile),
       kernel_(profile.kernel_symbols, profile.info.kernel_addresses_hidden),
-      user_(profile.embedded_symbols, profile.jit_symbols, std::move(options)) {}
+      owned_(std::make_unique<UserSymbolizer>(*profile.embedded_symbols, profile.jit_symbols,
+                                              std::move(options))),
+      user_(owned_.get()) {}
+
+Symbolizer::Symbolizer(const Profile& profile, UserSymbolizer& user)
+    : profile_(profile),
+      kernel_(profile.kernel_symbols, profile.info.kernel_addresses_hidden),
+      user_(&user) {}
 
 const Frames& Symbolizer::frames(uint32_t pid, uint32_t capture, uint32_t stack_id) {
   auto [it, inserted] = cache_.try_emplace(Key{pid, capture, stack_id});
@@ -37,8 +44,9 @@ std::vector<Frame> Symbolizer::resolve(uint32_t pid, uint32_t capture, uint32_t 
   frames.reserve(stack.kernel.size() + stack.user.size());
   for (size_t i = 0; i < stack.kernel.size(); ++i)
     frames.push_back(kernel_.resolve(stack.kernel[i], format::lookup_address(stack.kernel, i)));
+  user_->use_jit(profile_.jit_symbols);
   for (size_t i = 0; i < stack.user.size(); ++i)
-    user_.resolve_all(captures, stack.user[i], format::lookup_address(stack.user, i), frames);
+    user_->resolve_all(captures, stack.user[i], format::lookup_address(stack.user, i), frames);
   return frames;
 }
 
@@ -68,14 +76,15 @@ std::string describe_unnamed(const std::vector<std::pair<std::string, uint64_t>>
   return out.empty() ? "none" : out;
 }
 
-std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options,
-                                       bool per_thread) {
-  Symbolizer symbolizer(profile, std::move(options));
+namespace {
+
+// One profile's stacks appended to `out`, through `symbolizer`.
+void symbolize_into(const Profile& profile, Symbolizer& symbolizer, bool per_thread,
+                    std::vector<SymbolizedStack>& out) {
   // Without threads and CPUs, the counts of one (process, capture, comm,
-  // stack) merge first: each distinct stack's frames are copied once.
+  // stack) merge first: each distinct stack's frames are shared once.
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, size_t> merged;
-  std::vector<SymbolizedStack> out;
-  out.reserve(profile.counts.size());
+  out.reserve(out.size() + profile.counts.size());
   for (const StackCount& c : profile.counts) {
     if (!per_thread) {
       auto [it, inserted] =
@@ -89,6 +98,26 @@ std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions 
     out.push_back({c.pid, per_thread ? c.tid : 0, per_thread ? c.cpu : uint16_t{0},
                    comm_it == profile.comms.end() ? kLostComm : comm_it->second, c.count,
                    symbolizer.frames(c.pid, c.capture, c.stack_id)});
+  }
+}
+
+}  // namespace
+
+std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options,
+                                       bool per_thread) {
+  return symbolize(std::span(&profile, 1), std::move(options), per_thread);
+}
+
+std::vector<SymbolizedStack> symbolize(std::span<const Profile> profiles, SymbolizeOptions options,
+                                       bool per_thread) {
+  std::vector<SymbolizedStack> out;
+  if (profiles.empty())
+    return out;
+  UserSymbolizer user(*profiles.front().embedded_symbols, profiles.front().jit_symbols,
+                      std::move(options));
+  for (const Profile& p : profiles) {
+    Symbolizer symbolizer(p, user);
+    symbolize_into(p, symbolizer, per_thread, out);
   }
   return out;
 }

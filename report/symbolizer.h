@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ struct SymbolizedStack {
 class Symbolizer {
  public:
   explicit Symbolizer(const Profile& profile, SymbolizeOptions options = {});
+  // Sharing `user`, and its caches, with the other sources of a report.
+  Symbolizer(const Profile& profile, UserSymbolizer& user);
   // The frames of stack `stack_id` of `pid` under its maps capture `capture`.
   const Frames& frames(uint32_t pid, uint32_t capture, uint32_t stack_id);
 
@@ -40,7 +44,8 @@ class Symbolizer {
   };
   const Profile& profile_;
   KernelSymbolizer kernel_;
-  UserSymbolizer user_;
+  std::unique_ptr<UserSymbolizer> owned_;
+  UserSymbolizer* user_;
   std::map<Key, Frames> cache_;
 };
 
@@ -50,6 +55,11 @@ class Symbolizer {
 // 0): what folded output and a top table without those keys need.
 std::vector<SymbolizedStack> symbolize(const Profile& profile, SymbolizeOptions options = {},
                                        bool per_thread = true);
+// The stacks of several profiles (the sources of a report), each named
+// with its own maps and kallsyms, in one list; binaries and debuginfo are
+// opened once for all of them.
+std::vector<SymbolizedStack> symbolize(std::span<const Profile> profiles, SymbolizeOptions options,
+                                       bool per_thread);
 
 // Samples per reason their stacks have unnamed frames for ("binary not
 // found": 12), each sample counted once per reason, most first.

@@ -35,7 +35,7 @@ bool has_file_offsets(const ElfSymbolTable& t) {
 UserSymbolizer::UserSymbolizer(const std::unordered_map<std::string, ElfSymbolTable>& embedded,
                                const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit,
                                SymbolizeOptions options)
-    : embedded_(embedded), jit_(jit), options_(std::move(options)) {}
+    : embedded_(embedded), jit_(&jit), options_(std::move(options)) {}
 
 bool UserSymbolizer::matches_locally(const std::vector<std::string>& candidates,
                                      const std::string& build_id) {
@@ -130,8 +130,8 @@ const std::string& UserSymbolizer::name_of(const ElfSymbol& sym) {
 }
 
 std::optional<Frame> UserSymbolizer::resolve_jit(uint32_t pid, uint64_t address, uint64_t lookup) {
-  auto table = jit_.find(pid);
-  if (table == jit_.end())
+  auto table = jit_->find(pid);
+  if (table == jit_->end())
     return std::nullopt;
   const ElfSymbol* it = find_symbol(table->second, lookup);
   if (!it)

@@ -46,6 +46,11 @@ class UserSymbolizer {
                  const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit,
                  SymbolizeOptions options = {});
 
+  // The JIT symbols of the recording (source) whose frames come next: one
+  // symbolizer serves every source of a report, so that each file is
+  // opened, and each server asked, once per report. Pids are per source.
+  void use_jit(const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit) { jit_ = &jit; }
+
   // `captures` are the process's maps captures from the one in effect at the
   // sample's time onwards: the first that maps the address is used, so code
   // mapped after a capture (libraries loaded at start-up, dlopen) is still
@@ -92,7 +97,7 @@ class UserSymbolizer {
   std::optional<Frame> resolve_jit(uint32_t pid, uint64_t address, uint64_t lookup);
 
   const std::unordered_map<std::string, ElfSymbolTable>& embedded_;
-  const std::unordered_map<uint32_t, std::vector<ElfSymbol>>& jit_;
+  const std::unordered_map<uint32_t, std::vector<ElfSymbol>>* jit_;
   SymbolizeOptions options_;
   // Each query can take seconds, and a recording decides how many build-ids
   // there are: a report asks servers about so many binaries at most.

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "browser.h"
+
 extern char** environ;
 
 namespace {
@@ -648,8 +650,8 @@ TEST(EndToEnd, PprofIsReadByGoToolPprofAndAgreesWithTop) {
 
   Outcome traces = run("go tool pprof -traces " + pb);
   ASSERT_EQ(traces.status, 0) << traces.err;
-  for (const std::string& piece : {"comm:  hotcold", "pid:  ", "tid:  ", "cpu:  ",
-                                   "demo::caller_a()", "demo::caller_b()", "main"})
+  for (const char* piece : {"comm:  hotcold", "pid:  ", "tid:  ", "cpu:  ", "demo::caller_a()",
+                            "demo::caller_b()", "main"})
     EXPECT_NE(traces.out.find(piece), std::string::npos) << piece << "\n" << traces.out;
 }
 
@@ -826,9 +828,11 @@ TEST(EndToEnd, DiffAgainstItselfIsZeroAndMergeEqualsTwoInputs) {
   ASSERT_EQ(self.status, 0) << self.err;
   EXPECT_NE(self.out.find(kLeafChain), std::string::npos) << self.out;
   std::istringstream rows(self.out);
-  for (std::string line; std::getline(rows, line);)
-    if (!line.starts_with("#"))
+  for (std::string line; std::getline(rows, line);) {
+    if (!line.starts_with("#")) {
       EXPECT_NE(line.find(" +0.00 "), std::string::npos) << line;
+    }
+  }
   Outcome folded = run(kReport + " diff " + a + " " + a + " --format folded");
   ASSERT_EQ(folded.status, 0) << folded.err;
   std::istringstream folded_lines(folded.out);
@@ -876,9 +880,7 @@ TEST(EndToEnd, FlameGraphPageWorksInAHeadlessBrowser) {
   ASSERT_GT(share, 50);
 
   fs::create_directories(EBPROF_ARTIFACTS);
-  const std::string browser =
-      "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--enable-logging=stderr --v=0 --window-size=1280,600 ";
+  const std::string browser = headless_chromium();
   for (const std::string& file : {page, diff}) {
     const std::string url = "'file://" + file + "#search=hot_leaf'";
     Outcome dom = run(browser + "--dump-dom " + url);
@@ -889,9 +891,10 @@ TEST(EndToEnd, FlameGraphPageWorksInAHeadlessBrowser) {
     const size_t matched = dom.out.find("id=\"matched\">Matched: ");
     ASSERT_NE(matched, std::string::npos);
     // The search sums the hot leaf's frames: its self share, as top says.
-    if (file == page)
+    if (file == page) {
       EXPECT_NEAR(std::stod(dom.out.substr(matched + 22)), share, 0.5)
           << dom.out.substr(matched, 80);
+    }
     const std::string shot =
         std::string(EBPROF_ARTIFACTS) + "/" + fs::path(file).stem().string() + ".png";
     Outcome screenshot = run(browser + "--screenshot=" + shot + " " + url);

@@ -8,13 +8,16 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "browser.h"
 #include "common/elf_file.h"
 #include "common/error.h"
+#include "format/reader.h"
 #include "format/writer.h"
 #include "record/proc_maps.h"
 #include "report/debuginfod.h"
@@ -842,8 +845,11 @@ TEST(Diff, FunctionsThatAppearOrVanishHaveTheirOwnSections) {
   std::string top = diff_top(base, now, 100, 110, Normalize::kNone);
   const size_t appeared = top.find("# appeared");
   ASSERT_NE(appeared, std::string::npos) << top;
-  EXPECT_GT(top.find(" g\n", appeared), appeared) << top;
-  EXPECT_GT(top.find(" h\n", appeared), appeared) << top;
+  // Both after the heading, none before it.
+  EXPECT_NE(top.find(" g\n", appeared), std::string::npos) << top;
+  EXPECT_NE(top.find(" h\n", appeared), std::string::npos) << top;
+  EXPECT_GT(top.find(" g\n"), appeared) << top;
+  EXPECT_GT(top.find(" h\n"), appeared) << top;
   std::string vanished = diff_top(now, base, 110, 100, Normalize::kNone);
   EXPECT_NE(vanished.find("# vanished"), std::string::npos) << vanished;
 }
@@ -865,16 +871,28 @@ TEST(Diff, PprofHoldsNewMinusBase) {
   std::ostringstream out;
   write_pprof_diff(out, header, base, 0.25, now);
   perftools::profiles::Profile p = decode_pprof(out.str());
-  std::map<std::string, int64_t> by_leaf;
-  for (const auto& s : p.sample()) {
-    for (const auto& l : p.location())
-      if (l.id() == s.location_id(0))
-        for (const auto& f : p.function())
-          if (f.id() == l.line(0).function_id())
-            by_leaf[p.string_table(f.name())] += s.value(0);
-  }
-  EXPECT_EQ(by_leaf["f"], 30 - 15);
-  EXPECT_EQ(by_leaf["g"], 20 - 35);
+  auto by_leaf = [](const perftools::profiles::Profile& profile, int value) {
+    std::map<std::string, int64_t> sums;
+    for (const auto& s : profile.sample())
+      for (const auto& l : profile.location())
+        if (l.id() == s.location_id(0))
+          for (const auto& f : profile.function())
+            if (f.id() == l.line(0).function_id())
+              sums[profile.string_table(f.name())] += s.value(value);
+    return sums;
+  };
+  EXPECT_EQ(by_leaf(p, 0)["f"], 30 - 15);
+  EXPECT_EQ(by_leaf(p, 0)["g"], 20 - 35);
+
+  // A base sample worth a tenth of a new one: whole samples round it away,
+  // its time (1/99 s per sample at 99 Hz) keeps it.
+  Frame h{"h", "app", false, true, 0x4010, 0x10, "/bin/app", "h"};
+  std::vector<SymbolizedStack> tail{{1, 1, 0, "app", 1, {h}}};
+  std::ostringstream tenth;
+  write_pprof_diff(tenth, header, tail, 0.1, {});
+  perftools::profiles::Profile t = decode_pprof(tenth.str());
+  EXPECT_EQ(by_leaf(t, 0)["h"], 0);
+  EXPECT_EQ(by_leaf(t, 1)["h"], -std::llround(0.1 * 1e9 / 99));
 }
 
 TEST(Merge, KeepsEachRecordingAsASourceAndEmbedsSymbolsOnce) {
@@ -892,7 +910,7 @@ TEST(Merge, KeepsEachRecordingAsASourceAndEmbedsSymbolsOnce) {
     EXPECT_EQ(p.info.hostname, "box");
     EXPECT_EQ(p.processes.at(7).size(), 1u);
     EXPECT_TRUE(p.end);
-    EXPECT_EQ(p.embedded_symbols.at("\xab\xcd").symbols().size(), 1u);
+    EXPECT_EQ(p.embedded_symbols->at("\xab\xcd").symbols().size(), 1u);
   }
   EXPECT_EQ(sources[0].source.path, a);
   EXPECT_EQ(sources[1].source.path, b);
@@ -914,7 +932,8 @@ TEST(Merge, KeepsEachRecordingAsASourceAndEmbedsSymbolsOnce) {
   EXPECT_EQ(merge_recordings(twice, {merged, a}).sources, 3u);
   EXPECT_EQ(load_profiles(twice).size(), 3u);
   EXPECT_THROW(merge_recordings(twice, {a, testing::TempDir() + "/missing.data"}), Error);
-  EXPECT_FALSE(std::filesystem::exists(twice)) << "a failed merge leaves no partial file";
+  EXPECT_EQ(load_profiles(twice).size(), 3u) << "a failed merge keeps the file it would replace";
+  EXPECT_FALSE(std::filesystem::exists(twice + ".partial"));
 }
 
 TEST(FlameGraph, TreeSumsStacksAndThePageEscapesNames) {
@@ -969,10 +988,8 @@ TEST(FlameGraph, AHundredThousandStacksDrawABoundedPage) {
   const std::string dom = testing::TempDir() + "/flame-100k.dom";
   const std::string log = testing::TempDir() + "/flame-100k.log";
   ASSERT_EQ(
-      system(("chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-              "--enable-logging=stderr --v=0 --window-size=1280,600 --dump-dom 'file://" +
-              page + "' >" + dom + " 2>" + log)
-                 .c_str()),
+      system(
+          (headless_chromium() + "--dump-dom 'file://" + page + "' >" + dom + " 2>" + log).c_str()),
       0);
   std::ifstream in(dom);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -986,6 +1003,99 @@ TEST(FlameGraph, AHundredThousandStacksDrawABoundedPage) {
     ++frames;
   EXPECT_GT(frames, 1000u);
   EXPECT_LT(frames, 20000u) << "frames narrower than a pixel must not each become an element";
+}
+
+// Offsets of the frames of `kind` in the recording at `path`.
+std::vector<uint64_t> frames_of(const std::string& path, const std::string& kind) {
+  struct Finder : format::RecordingVisitor {
+    std::string kind;
+    std::vector<uint64_t> offsets;
+    void on_frame(const format::FrameInfo& f) override {
+      if (f.kind == kind)
+        offsets.push_back(f.offset);
+    }
+  } finder;
+  finder.kind = kind;
+  format::read_recording(path, finder);
+  return finder.offsets;
+}
+
+// Flips a byte inside the payload of the frame at `offset`: its checksum
+// then fails and the reader skips it.
+void damage_frame(const std::string& path, uint64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset + 20));
+  char c = 0;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ 0x5a);
+  f.seekp(static_cast<std::streamoff>(offset + 20));
+  f.write(&c, 1);
+}
+
+std::string script_of(const std::string& path) {
+  std::ostringstream out;
+  SymbolizeOptions embedded_only;
+  embedded_only.sources.symfs = "/nonexistent-symfs";
+  write_script(out, path, load_profiles(path), {}, {}, embedded_only);
+  return out.str();
+}
+
+// A lost Source frame must not run two recordings together: the next
+// header starts the next source, for the profiles and for script alike.
+TEST(Merge, ASourceFrameLostToDamageStillSeparatesRecordings) {
+  const std::string a = write_small_recording("lost-a.data");
+  const std::string b = write_small_recording("lost-b.data");
+  const std::string merged = testing::TempDir() + "/lost-source.data";
+  merge_recordings(merged, {a, b});
+  const std::string whole = script_of(merged);
+  EXPECT_EQ(whole, script_of(a) + script_of(b));
+  const std::vector<uint64_t> sources = frames_of(merged, "source");
+  ASSERT_EQ(sources.size(), 2u);
+  damage_frame(merged, sources[1]);
+  std::vector<Profile> profiles = load_profiles(merged);
+  ASSERT_EQ(profiles.size(), 2u);
+  for (const Profile& p : profiles) {
+    EXPECT_EQ(p.total_samples, 2u);
+    EXPECT_EQ(p.processes.at(7).size(), 1u);
+  }
+  EXPECT_NE(profiles.back().warning.find("checksum"), std::string::npos) << profiles.back().warning;
+  EXPECT_EQ(script_of(merged), whole);
+}
+
+// An input read with a damaged frame is merged as the reader recovered it,
+// and the merged file reads back the same.
+TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
+  const std::string path = testing::TempDir() + "/two-batches.data";
+  {
+    auto w = format::RecordingWriter::create(path);
+    format::RecordingInfo info;
+    info.event = "cpu-clock";
+    info.sample_frequency = 99;
+    w.write(info);
+    format::SampleBatch first;
+    first.stacks = {{{}, {0x1004}}};
+    first.comms = {"app"};
+    first.samples = {{1'500'000'000, 7, 7, 1, 0, 0}};
+    w.write(first);
+    format::SampleBatch second;
+    second.first_stack_id = 1;
+    second.first_comm_id = 1;
+    second.stacks = {{{}, {0x1008}}};
+    second.comms = {"app"};
+    second.samples = {{1'600'000'000, 7, 7, 1, 1, 1}, {1'700'000'000, 7, 7, 1, 1, 1}};
+    w.write(second);
+    w.close();
+  }
+  damage_frame(path, frames_of(path, "samples").front());
+  ASSERT_EQ(load_profile(path).total_samples, 2u);
+  const std::string merged = testing::TempDir() + "/two-batches-merged.data";
+  MergeResult r = merge_recordings(merged, {path});
+  ASSERT_EQ(r.warnings.size(), 1u);
+  std::vector<Profile> back = load_profiles(merged);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].total_samples, 2u);
+  EXPECT_TRUE(back[0].warning.empty()) << back[0].warning;
+  EXPECT_EQ(script_of(merged), script_of(path));
 }
 
 }  // namespace

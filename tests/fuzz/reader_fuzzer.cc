@@ -14,9 +14,12 @@
 #include "common/error.h"
 #include "format/crc32c.h"
 #include "format/framing.h"
+#include "report/diff.h"
 #include "report/dump_writer.h"
+#include "report/flamegraph_writer.h"
 #include "report/folded_writer.h"
 #include "report/info_writer.h"
+#include "report/merge.h"
 #include "report/pprof_writer.h"
 #include "report/profile.h"
 #include "report/sample_filter.h"
@@ -56,26 +59,41 @@ void report_on(const uint8_t* data, size_t size) {
     return;
   try {
     namespace report = ebprof::report;
-    report::Profile profile = report::load_profile(path);
+    // Every source: the input may be a merged file (major version 2).
+    std::vector<report::Profile> sources = report::load_profiles(path);
+    const report::Profile profile = report::summary_of(sources);
     // Names from the input alone: the files it names on this machine are
     // not the fuzzer's to open.
     report::SymbolizeOptions embedded_only;
     embedded_only.sources.symfs = "/nonexistent-symfs";
-    std::vector<report::SymbolizedStack> stacks = report::symbolize(profile, embedded_only);
-    std::vector<report::SymbolizedStack> merged = report::symbolize(profile, embedded_only, false);
+    std::vector<report::SymbolizedStack> stacks = report::symbolize(sources, embedded_only, true);
+    std::vector<report::SymbolizedStack> merged = report::symbolize(sources, embedded_only, false);
     report::StackFilter focus{.user_only = true, .symbol = std::regex("a.*b")};
     report::filter_stacks(focus, merged);
     std::ostringstream sink;
     report::SampleFilter window;
     report::parse_time_window("0.5,", window);
-    report::write_script(sink, path, profile, window, focus, embedded_only);
+    report::write_script(sink, path, sources, window, focus, embedded_only);
     report::write_folded(sink, merged);
-    report::write_info(sink, path, profile, report::unnamed_by_reason(stacks));
+    for (const report::Profile& p : sources)
+      report::write_info(sink, p, report::unnamed_by_reason(stacks));
     report::write_top(sink, profile, stacks, {.rows = 0});
     report::write_folded(sink, stacks, {.pid = true, .annotate = true, .delimit = true});
     report::write_pprof(sink, profile, stacks);
-    report::write_script(sink, path, profile, {}, {}, embedded_only);
+    report::write_script(sink, path, sources, {}, {}, embedded_only);
     report::write_dump(sink, path);
+    // Against itself: diff, and both flame graphs.
+    const std::vector<report::DiffStack> joined =
+        report::join_stacks(merged, stacks, report::Join::kAddress);
+    report::write_diff_top(sink, profile, profile, joined, {0.5, 2}, report::Normalize::kTotal, 0);
+    report::write_diff_folded(sink, joined, {0.5, 2});
+    report::write_pprof_diff(sink, profile, merged, 0.3, stacks);
+    report::write_flamegraph_html(sink, report::flame_stacks(joined, {0.5, 2}), {"x", true});
+    report::write_flamegraph_svg(sink, report::flame_stacks(stacks), {});
+    // And merged with itself, read back.
+    static const std::string out = "/tmp/ebprof-fuzz-merge-" + std::to_string(getpid()) + ".data";
+    report::merge_recordings(out, {path, path});
+    report::load_profiles(out);
   } catch (const ebprof::Error&) {
     // Expected for unusable input; anything else escaping is a finding.
   }
