@@ -96,41 +96,41 @@ static __always_inline void count_loss(__u32 cause)
 		*n += 1; /* per-CPU slot: no atomic needed */
 }
 
-/* Takes the stacks of the current task into one record. Shared by the
- * programs below, which differ only in what their context is. */
-static __always_inline int take_stack(void *ctx)
+/* Whether the current task is one the recorder asked for (-p, -t, -G, -C). */
+static __always_inline bool wanted(__u32 tgid, __u32 tid)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	__u32 tid = (__u32)id;
-	__u32 zero = 0;
-	struct ebprof_sample *s;
-	long kbytes, ubytes;
-	__u32 nk = 0, nu = 0;
-	__u64 size, flags = BPF_RB_NO_WAKEUP;
-
 	if (filter_tgid && !bpf_map_lookup_elem(&target_tgids, &tgid))
-		return 0;
+		return false;
 	if (filter_tid && !bpf_map_lookup_elem(&target_tids, &tid))
-		return 0;
+		return false;
 	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
-		return 0;
+		return false;
 	if (filter_cpu) {
 		__u32 cpu = bpf_get_smp_processor_id();
 		__u8 *on = bpf_map_lookup_elem(&target_cpus, &cpu);
 
 		if (!on || !*on)
-			return 0;
+			return false;
 	}
+	return true;
+}
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
+/* Fills `s` with the current task: who, where, and its kernel and user
+ * stacks. Returns the record's size. */
+static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __u32 tgid, __u32 tid,
+					  __u16 kind)
+{
+	long kbytes, ubytes;
+	__u32 nk = 0, nu = 0;
 
 	s->time_ns = bpf_ktime_get_ns();
 	s->tgid = tgid;
 	s->tid = tid;
 	s->cpu = bpf_get_smp_processor_id();
+	s->kind = kind;
+	s->blocked_ns = 0;
+	s->state = 0;
+	s->reserved = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);
@@ -157,7 +157,14 @@ static __always_inline int take_stack(void *ctx)
 
 	s->kernel_frames = nk;
 	s->user_frames = nu;
-	size = EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64);
+	return EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64);
+}
+
+/* Sends a record to the recorder, through the ring buffer or this CPU's
+ * perf buffer; counts it as lost when there is no room. */
+static __always_inline void emit(void *ctx, struct ebprof_sample *s, __u64 size)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (use_perfbuf) {
 		/* Wakeups are the perf event's watermark. */
@@ -165,12 +172,30 @@ static __always_inline int take_stack(void *ctx)
 
 		if (err)
 			count_loss(err == -ENOSPC ? EBPROF_LOSS_RINGBUF_FULL : EBPROF_LOSS_OUTPUT);
-		return 0;
+		return;
 	}
 	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, s, size, flags))
 		count_loss(EBPROF_LOSS_RINGBUF_FULL);
+}
+
+/* Takes the stacks of the current task into one record. Shared by the
+ * programs below, which differ only in what their context is. */
+static __always_inline int take_stack(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u32 tid = (__u32)id;
+	__u32 zero = 0;
+	struct ebprof_sample *s;
+
+	if (!wanted(tgid, tid))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	emit(ctx, s, fill_current(ctx, s, tgid, tid, EBPROF_KIND_SAMPLE));
 	return 0;
 }
 
@@ -220,4 +245,166 @@ int BPF_PROG(forget_exited, struct task_struct *task)
 	if (BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&target_tgids, &tgid);
 	return 0;
+}
+
+/* Off-CPU time (--off-cpu): each thread's switch out is remembered with its
+ * stacks; when it runs again, the interval is sent with its length. One
+ * record per blocked interval, not an in-kernel sum: every interval keeps
+ * its time, and nothing is lost to a stack-map collision. */
+const volatile __u64 min_block_ns = 1;
+const volatile __u64 max_block_ns = ~0ULL;
+const volatile __u32 state_mask = (1 << EBPROF_BLOCK_STATES) - 1;
+const volatile bool user_threads_only = false;
+const volatile bool kernel_threads_only = false;
+
+/* Threads off CPU, by tid: their record as it will be sent, minus the time.
+ * Not preallocated: memory follows the threads that block. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* resized by the recorder */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ebprof_sample);
+} off_cpu_start SEC(".maps");
+
+/* Its own scratch: a switch never runs inside a sample, but keep them apart. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebprof_sample);
+} off_cpu_scratch SEC(".maps");
+
+#define TASK_INTERRUPTIBLE   0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_DEAD	     0x0080
+#define TASK_NOLOAD	     0x0400
+#define PF_KTHREAD	     0x00200000
+
+/* Kernels before 5.14 call the field `state`. */
+struct task_struct___pre_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+}
+
+/* The kernel's scheduler state bits as __schedule() read them. */
+static __always_inline __u32 switch_state(bool preempt, long state)
+{
+	if (preempt || state == 0)
+		return EBPROF_BLOCK_RUNNABLE;
+	if ((state & TASK_NOLOAD) && (state & TASK_UNINTERRUPTIBLE))
+		return EBPROF_BLOCK_IDLE;
+	if (state & TASK_INTERRUPTIBLE)
+		return EBPROF_BLOCK_SLEEP;
+	if (state & TASK_UNINTERRUPTIBLE)
+		return EBPROF_BLOCK_UNINTERRUPTIBLE;
+	return EBPROF_BLOCK_OTHER;
+}
+
+/* The same from the sched:sched_switch tracepoint, which reports a state
+ * index as a bit (TASK_REPORT: S 0x1, D 0x2, X 0x10, Z 0x20, I 0x80) and a
+ * preemption as TASK_REPORT_MAX (0x100). */
+static __always_inline __u32 reported_state(long state)
+{
+	if (state == 0 || (state & 0x100))
+		return EBPROF_BLOCK_RUNNABLE;
+	if (state & 0x80)
+		return EBPROF_BLOCK_IDLE;
+	if (state & 0x1)
+		return EBPROF_BLOCK_SLEEP;
+	if (state & 0x2)
+		return EBPROF_BLOCK_UNINTERRUPTIBLE;
+	return EBPROF_BLOCK_OTHER;
+}
+
+/* Whether sched_switch passes prev_state as its 4th argument (Linux 5.18+),
+ * which is what __schedule() saw; before, it is read from the task. Set by
+ * the recorder from the kernel's BTF. */
+const volatile bool switch_has_prev_state = false;
+
+/* `prev` (the current task) leaves the CPU in `state` (enum
+ * ebprof_block_state), or for good when `dead`; the thread `next_tid`
+ * takes it. */
+static __always_inline int on_switch(void *ctx, struct task_struct *prev, __u32 state, bool dead,
+				     __u32 next_tid)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct ebprof_sample *s;
+	bool kthread;
+
+	/* The thread coming back: its interval ends here. */
+	s = next_tid ? bpf_map_lookup_elem(&off_cpu_start, &next_tid) : NULL;
+	if (s) {
+		__u64 now = bpf_ktime_get_ns();
+		__u64 blocked = now - s->time_ns;
+
+		if (blocked >= min_block_ns && blocked <= max_block_ns) {
+			__u32 nk = s->kernel_frames & 0x7f, nu = s->user_frames & 0x7f;
+
+			s->time_ns = now;
+			s->blocked_ns = blocked;
+			s->cpu = bpf_get_smp_processor_id();
+			emit(ctx, s, EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64));
+		}
+		bpf_map_delete_elem(&off_cpu_start, &next_tid);
+	}
+
+	/* The thread leaving: its interval starts, with its stacks as they are.
+	 * The idle task never blocks, and a dead one never comes back. */
+	if (tid == 0 || dead || BPF_CORE_READ(prev, exit_state))
+		return 0;
+	if (!(state_mask & (1u << state)))
+		return 0;
+	kthread = BPF_CORE_READ(prev, flags) & PF_KTHREAD;
+	if ((user_threads_only && kthread) || (kernel_threads_only && !kthread))
+		return 0;
+	if (!wanted(tgid, tid))
+		return 0;
+	s = bpf_map_lookup_elem(&off_cpu_scratch, &zero);
+	if (!s)
+		return 0;
+	fill_current(ctx, s, tgid, tid, EBPROF_KIND_OFF_CPU);
+	s->state = state;
+	if (bpf_map_update_elem(&off_cpu_start, &tid, s, BPF_ANY))
+		count_loss(EBPROF_LOSS_OFF_CPU_FULL);
+	return 0;
+}
+
+/* Three ways to see a switch, best first; the recorder loads the one this
+ * kernel takes (BTF tracing needs trampolines some kernels lack). */
+static __always_inline int on_raw_switch(unsigned long long *ctx, bool preempt,
+					 struct task_struct *prev, struct task_struct *next)
+{
+	long state = switch_has_prev_state ? (long)ctx[3] : task_state(prev);
+
+	return on_switch(ctx, prev, switch_state(preempt, state), state & TASK_DEAD,
+			 BPF_CORE_READ(next, pid));
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(off_cpu_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_raw_switch(ctx, preempt, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(off_cpu_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_raw_switch(ctx, preempt, prev, next);
+}
+
+SEC("tracepoint/sched/sched_switch")
+int off_cpu_tp(struct trace_event_raw_sched_switch *ctx)
+{
+	long state = ctx->prev_state;
+
+	return on_switch(ctx, (struct task_struct *)bpf_get_current_task(), reported_state(state),
+			 state & (0x10 | 0x20), ctx->next_pid);
 }

@@ -16,23 +16,44 @@ enum ebprof_loss_cause {
 	EBPROF_LOSS_USER_STACK = 2,   /* bpf_get_stack failed for the user stack */
 	EBPROF_LOSS_TRUNCATED = 3,    /* a half of the stack filled all EBPROF_MAX_FRAMES */
 	EBPROF_LOSS_OUTPUT = 4,	      /* the perf buffer refused the record for another reason */
-	EBPROF_LOSS_CAUSES = 5,
+	EBPROF_LOSS_OFF_CPU_FULL = 5, /* no room to remember a thread's switch out: interval lost */
+	EBPROF_LOSS_CAUSES = 6,
 };
 
-/* One sample as sent through the ring or perf buffer. Only the header and the
+/* What a record is. */
+enum ebprof_kind {
+	EBPROF_KIND_SAMPLE = 0, /* a stack on a perf event, tracepoint or probe */
+	EBPROF_KIND_OFF_CPU = 1, /* a thread's time off CPU, with its stack when it left */
+};
+
+/* Why a thread left the CPU (--off-cpu), from its state at the switch. */
+enum ebprof_block_state {
+	EBPROF_BLOCK_RUNNABLE = 0,	/* preempted or yielded: still runnable */
+	EBPROF_BLOCK_SLEEP = 1,		/* interruptible sleep (S) */
+	EBPROF_BLOCK_UNINTERRUPTIBLE = 2, /* uninterruptible sleep (D) */
+	EBPROF_BLOCK_IDLE = 3,		/* TASK_IDLE: a kernel thread waiting for work */
+	EBPROF_BLOCK_OTHER = 4,		/* stopped, traced, parked, ... */
+	EBPROF_BLOCK_STATES = 5,
+};
+
+/* One record as sent through the ring or perf buffer. Only the header and the
  * kernel_frames + user_frames used entries of ips are sent: kernel frames
  * first (leaf first), then user frames (leaf first). */
 struct ebprof_sample {
-	unsigned long long time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	unsigned long long time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns); off CPU: when it ran again */
 	unsigned int tgid;
 	unsigned int tid;
-	unsigned int cpu;
+	unsigned short cpu;
+	unsigned short kind; /* enum ebprof_kind */
 	unsigned short kernel_frames;
 	unsigned short user_frames;
 	char comm[EBPROF_COMM_LEN];
+	unsigned long long blocked_ns; /* off CPU: how long, up to time_ns */
+	unsigned int state;	       /* off CPU: enum ebprof_block_state */
+	unsigned int reserved;
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];
 };
 
-#define EBPROF_SAMPLE_HEADER_SIZE 40
+#define EBPROF_SAMPLE_HEADER_SIZE 56
 
 #endif

@@ -23,6 +23,13 @@ struct RecordingInfo {
   kernelBuildId @12 :Data;      # GNU build-id of the running kernel image (/sys/kernel/notes)
   kernelModules @13 :List(KernelModule); # modules loaded at start
   kernelAddressesHidden @14 :Bool; # kptr_restrict hid kallsyms: kernel frames cannot be named
+  # Since 1.2:
+  offCpu @15 :Text;             # how switches were seen with --off-cpu ("raw_tp/sched_switch",
+                                # ...); empty without it
+  offCpuMinBlockNs @16 :UInt64; # intervals shorter than this were not recorded
+  offCpuMaxBlockNs @17 :UInt64; # nor longer than this (0: no limit)
+  offCpuStates @18 :UInt32;     # bit per blockState recorded
+  sampling @19 :Bool = true;    # false with --off-cpu-only: no samples on CPU
 }
 
 struct KernelModule {
@@ -83,6 +90,12 @@ struct SampleBatch {
   cpu @8 :List(UInt16);
   stackId @9 :List(UInt32);
   commId @10 :List(UInt32);
+  # Since 1.2, with --off-cpu; empty when the batch holds none. Per sample:
+  # 0 for a sample on CPU; otherwise the sample is an interval off CPU that
+  # ended at its time, this long, its stack taken when the thread left.
+  blockedNs @11 :List(UInt64);
+  blockState @12 :List(UInt8);  # off CPU: 0 runnable (preempted), 1 sleeping (S),
+                                # 2 uninterruptible (D), 3 idle kernel thread (I), 4 other
 }
 
 struct Stack {

@@ -70,6 +70,11 @@ RecordingInfo decode(schema::RecordingInfo::Reader r) {
         {str(m.getName()), m.getStart(), m.getEnd(), bytes(m.getBuildId())});
   }
   info.kernel_addresses_hidden = r.getKernelAddressesHidden();
+  info.off_cpu = r.getOffCpu();
+  info.off_cpu_min_block_ns = r.getOffCpuMinBlockNs();
+  info.off_cpu_max_block_ns = r.getOffCpuMaxBlockNs();
+  info.off_cpu_states = r.getOffCpuStates();
+  info.sampling = r.getSampling();
   return info;
 }
 
@@ -186,6 +191,18 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
                         " that the file never defines"};
     time += static_cast<uint64_t>(delta[i]);
     batch.samples[i] = Sample{time, pid[i], tid[i], cpu[i], stack_id[i], comm_id[i]};
+  }
+  auto blocked = r.getBlockedNs();
+  auto state = r.getBlockState();
+  if (blocked.size() != 0 || state.size() != 0) {
+    if (blocked.size() != n || state.size() != n)
+      throw FrameDamage{"off-CPU columns differ in length from the samples"};
+    for (size_t i = 0; i < n; ++i) {
+      if (state[i] >= kBlockStates)
+        throw FrameDamage{"off-CPU state " + std::to_string(state[i]) + " is not one ebprof knows"};
+      batch.samples[i].blocked_ns = blocked[i];
+      batch.samples[i].state = static_cast<BlockState>(state[i]);
+    }
   }
   return batch;
 }

@@ -43,6 +43,12 @@ struct RecordingInfo {
   std::string kernel_build_id;  // raw bytes
   std::vector<KernelModule> kernel_modules;
   bool kernel_addresses_hidden = false;
+  // --off-cpu: how switches were seen ("" without it) and what was kept.
+  std::string off_cpu;
+  uint64_t off_cpu_min_block_ns = 0;
+  uint64_t off_cpu_max_block_ns = 0;  // 0: no limit
+  uint32_t off_cpu_states = 0;        // bit per BlockState
+  bool sampling = true;               // samples on CPU were taken
 };
 
 struct KernelSymbol {
@@ -86,13 +92,25 @@ struct Stack {
   bool operator==(const Stack&) const = default;
 };
 
+// Why a thread was off CPU (--off-cpu).
+enum class BlockState : uint8_t {
+  kRunnable = 0,         // preempted or yielded
+  kSleeping = 1,         // interruptible sleep (S)
+  kUninterruptible = 2,  // D
+  kIdle = 3,             // a kernel thread waiting for work (I)
+  kOther = 4,            // stopped, traced, parked, ...
+};
+inline constexpr int kBlockStates = 5;
+
 struct Sample {
-  uint64_t time_ns = 0;  // CLOCK_MONOTONIC
+  uint64_t time_ns = 0;  // CLOCK_MONOTONIC; off CPU: when the thread ran again
   uint32_t pid = 0;
   uint32_t tid = 0;
   uint16_t cpu = 0;
   uint32_t stack_id = 0;
   uint32_t comm_id = 0;
+  uint64_t blocked_ns = 0;  // 0: a sample on CPU; else an interval off CPU, this long
+  BlockState state = BlockState::kRunnable;  // off CPU: why
 };
 
 // New stacks and comms get ids first_*_id, first_*_id + 1, ... in order.

@@ -7,6 +7,7 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "common/error.h"
@@ -159,6 +160,11 @@ void RecordingWriter::write(const RecordingInfo& info) {
     modules[i].setBuildId(data(m.build_id));
   }
   b.setKernelAddressesHidden(info.kernel_addresses_hidden);
+  b.setOffCpu(info.off_cpu);
+  b.setOffCpuMinBlockNs(info.off_cpu_min_block_ns);
+  b.setOffCpuMaxBlockNs(info.off_cpu_max_block_ns);
+  b.setOffCpuStates(info.off_cpu_states);
+  b.setSampling(info.sampling);
   write_message(FrameKind::kRecordingInfo, message);
 }
 
@@ -250,6 +256,16 @@ void RecordingWriter::write(const SampleBatch& batch) {
     cpu.set(i, samples[i].cpu);
     stack_id.set(i, samples[i].stack_id);
     comm_id.set(i, samples[i].comm_id);
+  }
+  // Off-CPU columns only in batches that hold intervals: a recording
+  // without --off-cpu pays nothing for them.
+  if (std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.blocked_ns; })) {
+    auto blocked = b.initBlockedNs(n);
+    auto state = b.initBlockState(n);
+    for (size_t i = 0; i < n; ++i) {
+      blocked.set(i, samples[i].blocked_ns);
+      state.set(i, static_cast<uint8_t>(samples[i].state));
+    }
   }
   write_message(FrameKind::kSampleBatch, message);
 }

@@ -132,13 +132,14 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
   skel_->rodata->filter_cpu = !perf_event && config.cpus != online_cpus();
   if (int err = bpf_map__set_max_entries(skel_->maps.target_cpus, libbpf_num_possible_cpus()))
     throw_bpf("sizing the CPU filter", -err);
-  // Only the program the event needs is loaded.
-  bpf_program__set_autoload(skel_->progs.sample_stack, perf_event);
+  // Only the programs the event and --off-cpu need are loaded.
+  bpf_program__set_autoload(skel_->progs.sample_stack, config.sampling && perf_event);
   bpf_program__set_autoload(skel_->progs.tracepoint_stack,
-                            config.event.kind == EventSpec::Kind::kTracepoint);
+                            config.sampling && config.event.kind == EventSpec::Kind::kTracepoint);
   bpf_program__set_autoload(skel_->progs.probe_stack,
-                            config.event.kind == EventSpec::Kind::kUprobe ||
-                                config.event.kind == EventSpec::Kind::kKprobe);
+                            config.sampling && (config.event.kind == EventSpec::Kind::kUprobe ||
+                                                config.event.kind == EventSpec::Kind::kKprobe));
+  configure_off_cpu(config.off_cpu);
   skel_->rodata->use_perfbuf = !ring;
   skel_->rodata->wakeup_bytes = ring_bytes / 4;
   if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes))
@@ -183,10 +184,48 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
       links_.emplace_back(link);
     }
   }
-  attach_event(config);
+  attach_off_cpu(config.off_cpu);
+  if (config.sampling)
+    attach_event(config);
 }
 
 BpfSampler::~BpfSampler() = default;
+
+void BpfSampler::configure_off_cpu(const OffCpuConfig& c) {
+  bpf_program__set_autoload(skel_->progs.off_cpu_btf,
+                            c.enabled && c.hook == SwitchHook::kBtfTracepoint);
+  bpf_program__set_autoload(skel_->progs.off_cpu_raw,
+                            c.enabled && c.hook == SwitchHook::kRawTracepoint);
+  bpf_program__set_autoload(skel_->progs.off_cpu_tp,
+                            c.enabled && c.hook == SwitchHook::kTracepoint);
+  if (!c.enabled) {
+    // Nothing uses them: no memory for them either.
+    bpf_map__set_autocreate(skel_->maps.off_cpu_start, false);
+    bpf_map__set_autocreate(skel_->maps.off_cpu_scratch, false);
+    return;
+  }
+  skel_->rodata->min_block_ns = c.min_block_ns;
+  skel_->rodata->max_block_ns = c.max_block_ns ? c.max_block_ns : ~0ull;
+  skel_->rodata->state_mask = c.states;
+  skel_->rodata->user_threads_only = c.user_threads_only;
+  skel_->rodata->kernel_threads_only = c.kernel_threads_only;
+  skel_->rodata->switch_has_prev_state =
+      c.hook != SwitchHook::kTracepoint && switch_passes_prev_state();
+  if (int err = bpf_map__set_max_entries(skel_->maps.off_cpu_start, c.max_threads))
+    throw_bpf("sizing the off-CPU table", -err);
+}
+
+void BpfSampler::attach_off_cpu(const OffCpuConfig& c) {
+  if (!c.enabled)
+    return;
+  bpf_program* prog = c.hook == SwitchHook::kBtfTracepoint   ? skel_->progs.off_cpu_btf
+                      : c.hook == SwitchHook::kRawTracepoint ? skel_->progs.off_cpu_raw
+                                                             : skel_->progs.off_cpu_tp;
+  bpf_link* link = bpf_program__attach(prog);
+  if (!link)
+    throw_bpf(std::string("attaching --off-cpu to ") + switch_hook_name(c.hook), errno);
+  links_.emplace_back(link);
+}
 
 void BpfSampler::attach_event(const SamplerConfig& config) {
   const EventSpec& e = config.event;
@@ -305,6 +344,7 @@ std::vector<format::LossCount> BpfSampler::losses() const {
       {"user stack unreadable", true},
       {"stack truncated at 127 frames", true},
       {"perf buffer output failed", false},
+      {"off-CPU table full", false},
   };
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "format/recording.h"
+#include "record/off_cpu.h"
 #include "record/perf_events.h"
 #include "record/perf_ring.h"
 
@@ -28,7 +29,21 @@ enum class Transport {
 Transport probe_transport();
 const char* transport_name(Transport t);  // "ringbuf" or "perfbuf", as --transport takes
 
+// --off-cpu: what to record of threads' time off CPU.
+struct OffCpuConfig {
+  bool enabled = false;
+  SwitchHook hook = SwitchHook::kRawTracepoint;
+  uint64_t min_block_ns = 1;
+  uint64_t max_block_ns = 0;  // 0: no limit
+  uint32_t states = 0x1f;     // bit per format::BlockState
+  bool user_threads_only = false;
+  bool kernel_threads_only = false;
+  size_t max_threads = 16384;  // threads off CPU at once that can be remembered
+};
+
 struct SamplerConfig {
+  bool sampling = true;  // false with --off-cpu-only: the event is not attached
+  OffCpuConfig off_cpu;
   EventSpec event;
   SamplingRate rate;
   std::vector<int> cpus;
@@ -87,6 +102,8 @@ class BpfSampler {
   };
   static int on_record(void* ctx, void* data, size_t size);
   void attach_event(const SamplerConfig& config);
+  void configure_off_cpu(const OffCpuConfig& config);
+  void attach_off_cpu(const OffCpuConfig& config);
   // The perf-buffer transport: records are kept, then handed over sorted.
   void keep_raw(std::span<const std::byte> raw);
   void hand_over_in_time_order();

@@ -139,6 +139,17 @@ std::vector<format::KernelSymbol> read_kallsyms(const std::vector<format::Kernel
 KernelSymbolIndex::KernelSymbolIndex(std::vector<format::KernelSymbol> symbols)
     : symbols_(std::move(symbols)), taken_(symbols_.size()) {}
 
+std::span<const uint64_t> KernelSymbolIndex::from(std::span<const uint64_t> stack,
+                                                  std::string_view function) const {
+  for (size_t frame = 0; frame < stack.size(); ++frame) {
+    uint64_t address = format::lookup_address(stack, frame);
+    const format::KernelSymbol* symbol = format::kernel_symbol_at_or_below(symbols_, address);
+    if (symbol && format::covers(*symbol, address) && symbol->name == function)
+      return stack.subspan(frame);
+  }
+  return stack;
+}
+
 void KernelSymbolIndex::take_new(std::span<const uint64_t> stack,
                                  std::vector<format::KernelSymbol>& out) {
   for (size_t frame = 0; frame < stack.size(); ++frame) {

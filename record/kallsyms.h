@@ -58,6 +58,12 @@ class KernelSymbolIndex {
   // needs and that were not handed out yet.
   void take_new(std::span<const uint64_t> stack, std::vector<format::KernelSymbol>& out);
 
+  // `stack` from its first frame in `function` on, or all of it when no
+  // frame is: an off-CPU stack without the tracing glue (BPF program,
+  // bpf_trace_run, perf_trace_*) above __schedule(), which differs by hook
+  // and kernel.
+  std::span<const uint64_t> from(std::span<const uint64_t> stack, std::string_view function) const;
+
  private:
   std::vector<format::KernelSymbol> symbols_;  // ascending, bounded
   std::vector<bool> taken_;

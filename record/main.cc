@@ -85,6 +85,27 @@ int main(int argc, char** argv) {
                  "Sample buffer size in pages per CPU, a power of two (default: from -F)")
       ->check(CLI::PositiveNumber);
   app.add_flag("-g", call_graph, "Record call graphs (always on; accepted as perf does)");
+  auto* off_cpu =
+      app.add_flag("--off-cpu", o.off_cpu,
+                   "Also record where threads wait: each interval off CPU, with its length, "
+                   "state and the stack the thread left with (like perf record --off-cpu)");
+  app.add_flag("--off-cpu-only", o.off_cpu_only, "Record time off CPU only, no samples on CPU")
+      ->excludes(off_cpu);
+  app.add_option("--min-block", o.min_block_us,
+                 "With --off-cpu: leave out intervals shorter than this many microseconds")
+      ->capture_default_str();
+  app.add_option("--max-block", o.max_block_us,
+                 "With --off-cpu: leave out intervals longer than this many microseconds");
+  app.add_option("--state", o.states,
+                 "With --off-cpu: which states to record: R (preempted), S (sleeping), D "
+                 "(uninterruptible), I (idle kernel thread), other, or all")
+      ->capture_default_str();
+  // Long names only: perf's -u and -k mean --uid and --clockid.
+  auto* user_only = app.add_flag("--user-threads-only", o.user_threads_only,
+                                 "With --off-cpu: user threads only (offcputime's -u)");
+  app.add_flag("--kernel-threads-only", o.kernel_threads_only,
+               "With --off-cpu: kernel threads only (offcputime's -k)")
+      ->excludes(user_only);
   app.add_option("--compression", compression,
                  "none, zstd or zstd:LEVEL (1-19; default zstd = level 3)")
       ->capture_default_str();

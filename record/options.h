@@ -26,6 +26,14 @@ struct RecordOptions {
   std::string transport = "auto";  // auto, ringbuf or perfbuf
   size_t mmap_pages = 0;           // -m: buffer pages per CPU; 0 sizes them from -F
   std::vector<std::string> argv;   // ebprof-record's own, for the file header
+  // --off-cpu: threads' time off CPU too (--off-cpu-only: that alone).
+  bool off_cpu = false;
+  bool off_cpu_only = false;
+  uint64_t min_block_us = 1;         // --min-block, like offcputime -m
+  uint64_t max_block_us = 0;         // --max-block (0: no limit), like offcputime -M
+  std::string states = "all";        // --state: R, S, D, I, other
+  bool user_threads_only = false;    // --user-threads-only
+  bool kernel_threads_only = false;  // --kernel-threads-only
 };
 
 }  // namespace ebprof::record

@@ -32,6 +32,8 @@ void Recorder::on_record(std::span<const std::byte> record) {
   if (batch_.samples.empty())
     batch_started_ns_ = monotonic_ns();
 
+  if (s->off_cpu)
+    s->kernel = kernel_symbols_.from(s->kernel, "__schedule");
   auto [stack_id, is_new] = interner_.intern(s->kernel, s->user);
   if (is_new) {
     batch_.stacks.push_back(interner_.stack(stack_id));
@@ -47,8 +49,10 @@ void Recorder::on_record(std::span<const std::byte> record) {
     stats_.embed_ns += monotonic_ns() - start;
   }
   batch_.samples.push_back(format::Sample{
-      s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm)});
+      s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm),
+      s->blocked_ns, static_cast<format::BlockState>(s->state)});
   ++stats_.samples;
+  stats_.off_cpu += s->off_cpu;
   if (batch_.samples.size() >= kMaxBatchSamples)
     flush(0, true);
 }

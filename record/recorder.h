@@ -17,6 +17,7 @@ namespace ebprof::record {
 
 struct RecorderStats {
   uint64_t samples = 0;
+  uint64_t off_cpu = 0;    // of them, intervals off CPU
   uint64_t malformed = 0;  // ring-buffer records that failed decoding
   uint64_t embed_ns = 0;   // time spent finding symbols to embed, tables read included
 };

@@ -32,7 +32,10 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   std::memcpy(&header, bytes.data(), EBPROF_SAMPLE_HEADER_SIZE);
   const size_t nk = header.kernel_frames, nu = header.user_frames;
   if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES ||
-      bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t))
+      bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t) ||
+      header.kind > EBPROF_KIND_OFF_CPU ||
+      (header.kind == EBPROF_KIND_OFF_CPU &&
+       (header.blocked_ns == 0 || header.state >= EBPROF_BLOCK_STATES)))
     return std::nullopt;
 
   RawSample s;
@@ -40,6 +43,9 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   s.tgid = header.tgid;
   s.tid = header.tid;
   s.cpu = header.cpu;
+  s.off_cpu = header.kind == EBPROF_KIND_OFF_CPU;
+  s.blocked_ns = s.off_cpu ? header.blocked_ns : 0;
+  s.state = s.off_cpu ? static_cast<uint8_t>(header.state) : 0;
   const char* comm = reinterpret_cast<const char*>(bytes.data()) + offsetof(ebprof_sample, comm);
   s.comm = std::string_view(comm, strnlen(comm, EBPROF_COMM_LEN));
   const auto* ips = reinterpret_cast<const uint64_t*>(bytes.data() + EBPROF_SAMPLE_HEADER_SIZE);

@@ -15,6 +15,9 @@ struct RawSample {
   uint32_t tgid = 0;
   uint32_t tid = 0;
   uint32_t cpu = 0;
+  bool off_cpu = false;     // an interval off CPU, ended at time_ns
+  uint64_t blocked_ns = 0;  // off CPU: how long
+  uint8_t state = 0;        // off CPU: format::BlockState
   std::string_view comm;
   std::span<const uint64_t> kernel;  // leaf first
   std::span<const uint64_t> user;    // leaf first

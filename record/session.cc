@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <charconv>
@@ -128,6 +129,30 @@ KernelSymbolIndex kernel_symbols(format::RecordingInfo& info) {
   return KernelSymbolIndex(std::move(symbols));
 }
 
+// --off-cpu's settings, its hook probed: only when asked, since probing
+// loads programs.
+OffCpuConfig off_cpu_config(const RecordOptions& o) {
+  OffCpuConfig c;
+  c.enabled = o.off_cpu || o.off_cpu_only;
+  const bool tuned = o.min_block_us != 1 || o.max_block_us || o.states != "all" ||
+                     o.user_threads_only || o.kernel_threads_only;
+  if (!c.enabled) {
+    if (tuned)
+      throw Error("--min-block, --max-block, --state, -u and -k shape --off-cpu: add --off-cpu");
+    return c;
+  }
+  if (o.max_block_us && o.max_block_us < o.min_block_us)
+    throw Error("--max-block " + std::to_string(o.max_block_us) + " is below --min-block " +
+                std::to_string(o.min_block_us) + ": no interval could be recorded");
+  c.hook = probe_switch_hook();
+  c.min_block_ns = std::max<uint64_t>(o.min_block_us, 1) * 1000;
+  c.max_block_ns = o.max_block_us * 1000;
+  c.states = parse_block_states(o.states);
+  c.user_threads_only = o.user_threads_only;
+  c.kernel_threads_only = o.kernel_threads_only;
+  return c;
+}
+
 }  // namespace
 
 void run_session(const RecordOptions& o) {
@@ -173,7 +198,9 @@ void run_session(const RecordOptions& o) {
   }
 
   std::unique_ptr<Recorder> recorder;
-  SamplerConfig config{event,
+  SamplerConfig config{!o.off_cpu_only,
+                       off_cpu_config(o),
+                       event,
                        rate,
                        cpus,
                        filter,
@@ -198,6 +225,13 @@ void run_session(const RecordOptions& o) {
   info.sample_period = rate.period;
   info.cpu_count = static_cast<uint32_t>(cpus.size());
   info.transport = transport_name(config.transport);
+  info.sampling = config.sampling;
+  if (config.off_cpu.enabled) {
+    info.off_cpu = switch_hook_name(config.off_cpu.hook);
+    info.off_cpu_min_block_ns = config.off_cpu.min_block_ns;
+    info.off_cpu_max_block_ns = config.off_cpu.max_block_ns;
+    info.off_cpu_states = config.off_cpu.states;
+  }
   KernelSymbolIndex kernel = kernel_symbols(info);
   writer.write(info);
   recorder = std::make_unique<Recorder>(

@@ -17,8 +17,11 @@ std::string tree_json(const std::vector<FlameNode>& nodes, const FlameOptions& o
   auto visit = [&](auto&& self, uint32_t i) -> void {
     const FlameNode& n = nodes[i];
     auto [it, inserted] = name_index.try_emplace(n.name, name_index.size());
-    if (inserted)
-      names += (names.empty() ? "" : ",") + json_string(n.name);
+    if (inserted) {
+      if (!names.empty())
+        names += ',';
+      names += json_string(n.name);
+    }
     flat += format("%s%zu,%d,%.10g,%.10g,%zu", flat.empty() ? "" : ",", it->second,
                    static_cast<int>(n.kind), n.value, n.base, n.children.size());
     for (uint32_t c : n.children)

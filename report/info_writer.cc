@@ -64,8 +64,18 @@ void write_info(std::ostream& out, const Profile& p,
       << "host            " << info.hostname << " (Linux " << info.kernel_release << " "
       << info.machine << ")\n"
       << "command line    " << command << "\n"
-      << format("event           %s %s on %u CPUs, transport %s\n", info.event.c_str(),
-                describe_rate(info).c_str(), info.cpu_count, info.transport.c_str())
+      << (info.sampling
+              ? format("event           %s %s on %u CPUs, transport %s\n", info.event.c_str(),
+                       describe_rate(info).c_str(), info.cpu_count, info.transport.c_str())
+              : format("event           none (--off-cpu-only) on %u CPUs, transport %s\n",
+                       info.cpu_count, info.transport.c_str()))
+      << (info.off_cpu.empty()
+              ? std::string()
+              : format("off-cpu         through %s, intervals of %.3f ms and more%s\n",
+                       info.off_cpu.c_str(), info.off_cpu_min_block_ns / 1e6,
+                       info.off_cpu_max_block_ns
+                           ? format(" up to %.3f ms", info.off_cpu_max_block_ns / 1e6).c_str()
+                           : ""))
       << "started         " << utc_time(info.start_realtime_ns) << "\n"
       << format("duration        %.2f s%s\n", duration_s(p),
                 p.end ? "" : " (no end frame: the recorder was killed or the file is cut)")

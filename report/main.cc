@@ -61,10 +61,26 @@ std::vector<Profile> load_all(const std::vector<std::string>& inputs, const Samp
 // list; the stack filter applied.
 std::vector<SymbolizedStack> symbolize_all(const std::vector<Profile>& profiles,
                                            const SymbolizeOptions& symbols, bool per_thread,
-                                           const StackFilter& stacks) {
+                                           const StackFilter& stacks, bool time) {
   std::vector<SymbolizedStack> all = symbolize(profiles, symbols, per_thread);
   filter_stacks(stacks, all);
+  // --weight time: what each stack stands for, in microseconds, becomes its count.
+  if (time)
+    for (SymbolizedStack& s : all)
+      s.count = (s.time_ns + 500) / 1000;
   return all;
+}
+
+// --weight: "time" or "samples"; "auto" is time when intervals off CPU are
+// in the view (counting them says little), else samples.
+bool weigh_time(const std::string& weight, const std::vector<Profile>& profiles) {
+  if (weight != "auto")
+    return weight == "time";
+  for (const Profile& p : profiles)
+    for (const StackCount& c : p.counts)
+      if (c.off_cpu != kOnCpu)
+        return true;
+  return false;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -85,11 +101,15 @@ FlameOptions flame_options(const std::vector<Profile>& profiles, const std::stri
 // joined, then written in `format`.
 void write_diff(std::ostream& out, const std::string& format, const std::vector<Profile>& base,
                 const std::vector<Profile>& now, Normalize normalize, Join join,
-                const SymbolizeOptions& symbols, const StackFilter& stacks, int rows) {
+                const SymbolizeOptions& symbols, const StackFilter& stacks, int rows,
+                const std::string& weight) {
   // Per thread only for pprof, whose samples carry tid and cpu labels.
   const bool per_thread = format == "pprof";
-  const std::vector<SymbolizedStack> base_stacks = symbolize_all(base, symbols, per_thread, stacks);
-  const std::vector<SymbolizedStack> new_stacks = symbolize_all(now, symbols, per_thread, stacks);
+  const bool time = format != "pprof" && (weigh_time(weight, base) || weigh_time(weight, now));
+  const std::vector<SymbolizedStack> base_stacks =
+      symbolize_all(base, symbols, per_thread, stacks, time);
+  const std::vector<SymbolizedStack> new_stacks =
+      symbolize_all(now, symbols, per_thread, stacks, time);
   const DiffScale scale{sample_value(base, normalize), sample_value(now, normalize)};
   const Profile base_summary = summary_of(base), new_summary = summary_of(now);
   if (format == "pprof") {
@@ -183,6 +203,17 @@ int main(int argc, char** argv) {
                       "Only samples in START,END: seconds from the start, or absolute as script "
                       "prints them; either side may be empty");
   filters->add_flag("--include-idle", samples.include_idle, "Count the idle task (pid 0) too");
+  std::string view, weight = "auto";
+  filters->add_option("--view", view,
+                      "oncpu: samples on CPU (the default); offcpu: intervals off CPU (recorded "
+                      "with --off-cpu; the default for --off-cpu-only); wall: both, the whole "
+                      "life of each thread");
+  filters
+      ->add_option("--weight", weight,
+                   "samples, or time (a sample's period, an interval's length, in "
+                   "microseconds); auto: time when intervals off CPU are shown")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "samples", "time"}));
   auto* kernel_only =
       filters->add_flag("--kernel-only", stacks.kernel_only, "Only the kernel half of stacks");
   filters->add_flag("--user-only", stacks.user_only, "Only the user half of stacks")
@@ -257,6 +288,8 @@ int main(int argc, char** argv) {
       if (input_option->count())
         throw ebprof::Error("diff reads the two recordings it is given (BASE NEW), not -i");
     }
+    if (!view.empty())
+      samples.view = parse_view(view);
     top.sort = parse_sort_keys(sort);
     if (!time.empty())
       parse_time_window(time, samples);
@@ -310,7 +343,7 @@ int main(int argc, char** argv) {
     } else if (diff->parsed()) {
       write_diff(out, format, load_all({diff_inputs[0]}, &samples),
                  load_all({diff_inputs[1]}, &samples), normalized, joined, symbols, stacks,
-                 top.rows);
+                 top.rows, weight);
     } else if (format == "script") {
       for (const std::string& in : inputs)
         write_script(out, in, load_all({in}, nullptr), samples, stacks, symbols);
@@ -320,18 +353,22 @@ int main(int argc, char** argv) {
           format == "pprof" || std::any_of(top.sort.begin(), top.sort.end(), [&](const auto& k) {
             return format == "top" && (k == "tid" || k == "cpu");
           });
+      // pprof carries samples and time side by side: its counts stay samples.
+      const bool by_time = format != "pprof" && weigh_time(weight, profiles);
       const std::vector<SymbolizedStack> symbolized =
-          symbolize_all(profiles, symbols, per_thread, stacks);
+          symbolize_all(profiles, symbols, per_thread, stacks, by_time);
       const Profile summary = summary_of(profiles);
+      FlameOptions flame = flame_options(profiles, "Flame graph");
+      flame.unit = by_time ? "us" : "samples";
+      top.time = by_time;
       if (format == "folded")
         write_folded(out, symbolized, folded);
       else if (format == "pprof")
         write_pprof(out, summary, symbolized);
       else if (format == "flamegraph")
-        write_flamegraph_html(out, flame_stacks(symbolized),
-                              flame_options(profiles, "Flame graph"));
+        write_flamegraph_html(out, flame_stacks(symbolized), flame);
       else if (format == "svg")
-        write_flamegraph_svg(out, flame_stacks(symbolized), flame_options(profiles, "Flame graph"));
+        write_flamegraph_svg(out, flame_stacks(symbolized), flame);
       else
         write_top(out, summary, symbolized, top);
     }

@@ -161,6 +161,14 @@ void write_profile(std::ostream& out, const Profile& profile, std::span<const Si
                  clock ? "nanoseconds" : "count");
     p.set_period(period);
   }
+  // Intervals off CPU (--off-cpu) weigh their length, in a type of their
+  // own: pprof shows the last type first, so -top ranks where time went.
+  bool off_cpu = false;
+  for (const Side& side : sides)
+    for (const SymbolizedStack& s : side.stacks)
+      off_cpu |= s.off_cpu != kOnCpu;
+  if (off_cpu)
+    b.value_type(p.add_sample_type(), "off_cpu", "nanoseconds");
   p.set_time_nanos(static_cast<int64_t>(info.start_realtime_ns));
   // A damaged or hostile header can make these absurd: saturate, never
   // overflow.
@@ -201,11 +209,14 @@ void write_profile(std::ostream& out, const Profile& profile, std::span<const Si
         frames = frames.subspan(n);
       }
       const double scaled = static_cast<double>(s.count) * side.factor;
+      const bool on_cpu = s.off_cpu == kOnCpu;
       sample->add_value(saturated(scaled));
       // From the unrounded count: a diff's base, scaled down, keeps its
       // long tail in the time value, where whole samples would round to 0.
       if (period)
-        sample->add_value(saturated(scaled * static_cast<double>(period)));
+        sample->add_value(on_cpu ? saturated(scaled * static_cast<double>(period)) : 0);
+      if (off_cpu)
+        sample->add_value(on_cpu ? 0 : saturated(static_cast<double>(s.time_ns) * side.factor));
       auto label = [&](int64_t key) {
         pp::Label* l = sample->add_label();
         l->set_key(key);

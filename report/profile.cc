@@ -52,6 +52,10 @@ class ProfileBuilder : public format::RecordingVisitor {
   }
   void on_samples(format::SampleBatch&& batch) override {
     Profile& p = p_();
+    const View view = filter_ && filter_->view ? *filter_->view
+                      : p.info.sampling        ? View::kOnCpu
+                                               : View::kOffCpu;
+    const uint64_t period = sample_weight(p.info);
     for (size_t i = 0; i < batch.stacks.size(); ++i)
       p.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
     for (size_t i = 0; i < batch.comms.size(); ++i)
@@ -66,11 +70,23 @@ class ProfileBuilder : public format::RecordingVisitor {
                    p.info.start_monotonic_ns))
           continue;
       }
-      Key key{s.pid, s.tid, s.cpu, capture_at(p, s.pid, s.time_ns), s.comm_id, s.stack_id};
+      const bool on_cpu = s.blocked_ns == 0;
+      if (!(view == View::kWall || (view == View::kOnCpu) == on_cpu))
+        continue;
+      Key key{s.pid,
+              s.tid,
+              s.cpu,
+              capture_at(p, s.pid, s.time_ns),
+              s.comm_id,
+              s.stack_id,
+              on_cpu ? kOnCpu : static_cast<uint8_t>(s.state)};
       auto [it, inserted] = index_.try_emplace(key, p.counts.size());
       if (inserted)
-        p.counts.push_back({key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, 0});
-      ++p.counts[it->second].count;
+        p.counts.push_back(
+            {key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, key.off_cpu});
+      StackCount& c = p.counts[it->second];
+      ++c.count;
+      c.time_ns += on_cpu ? period : s.blocked_ns;
       ++p.total_samples;
       p.last_sample_ns = std::max(p.last_sample_ns, s.time_ns);
     }
@@ -111,13 +127,14 @@ class ProfileBuilder : public format::RecordingVisitor {
     uint32_t pid, tid;
     uint16_t cpu;
     uint32_t capture, comm_id, stack_id;
+    uint8_t off_cpu;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
       uint64_t h = k.pid;
       for (uint64_t v : {uint64_t(k.tid), uint64_t(k.cpu), uint64_t(k.capture), uint64_t(k.comm_id),
-                         uint64_t(k.stack_id)})
+                         uint64_t(k.stack_id), uint64_t(k.off_cpu)})
         h = (h ^ v) * 0x9e3779b97f4a7c15ull;
       return h ^ (h >> 32);
     }

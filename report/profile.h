@@ -16,6 +16,9 @@ namespace ebprof::report {
 
 using EmbeddedTables = std::unordered_map<std::string, ElfSymbolTable>;
 
+// StackCount::off_cpu of samples on CPU.
+inline constexpr uint8_t kOnCpu = 0xff;
+
 // Samples with the same process, thread, CPU, maps capture, comm and stack,
 // counted together.
 struct StackCount {
@@ -25,7 +28,9 @@ struct StackCount {
   uint32_t capture = 0;  // index into Profile::processes[pid]: the capture in effect
   uint32_t comm_id = 0;
   uint32_t stack_id = 0;
-  uint64_t count = 0;
+  uint8_t off_cpu = kOnCpu;  // kOnCpu, or the format::BlockState of intervals off CPU
+  uint64_t count = 0;        // samples, or intervals off CPU
+  uint64_t time_ns = 0;      // what they stand for: sample periods, or time off CPU
 };
 
 // A recording reduced to what reports need: tables plus per-stack counts.

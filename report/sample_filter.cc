@@ -26,6 +26,16 @@ bool listed(const std::vector<T>& list, const T& value) {
 
 }  // namespace
 
+View parse_view(const std::string& name) {
+  if (name == "oncpu")
+    return View::kOnCpu;
+  if (name == "offcpu")
+    return View::kOffCpu;
+  if (name == "wall")
+    return View::kWall;
+  throw Error("--view " + name + ": use oncpu, offcpu or wall");
+}
+
 void parse_time_window(const std::string& text, SampleFilter& filter) {
   size_t comma = text.find(',');
   if (comma == std::string::npos)

@@ -11,6 +11,9 @@ namespace ebprof::report {
 
 // Which samples a report counts, decided per sample while the recording is
 // read, before anything is aggregated. Empty lists keep everything.
+enum class View { kOnCpu, kOffCpu, kWall };
+View parse_view(const std::string& name);  // oncpu, offcpu, wall; throws Error
+
 struct SampleFilter {
   std::vector<uint32_t> pids, tids, cpus;
   std::vector<std::string> comms;
@@ -19,6 +22,9 @@ struct SampleFilter {
   // least the recording's start. Either side may be open.
   std::optional<double> time_start_s, time_end_s;
   bool include_idle = false;  // the idle task (pid 0) is left out unless asked for
+  // --view: samples on CPU, intervals off CPU (--off-cpu), or both; unset:
+  // on CPU, or off CPU for a recording made with --off-cpu-only.
+  std::optional<View> view;
 };
 
 // Parses --time "START,END" ("1.5,3", ",2", "8812.5,"). Throws Error when

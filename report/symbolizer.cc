@@ -68,36 +68,55 @@ std::vector<std::pair<std::string, uint64_t>> unnamed_by_reason(
 }
 
 std::string describe_unnamed(const std::vector<std::pair<std::string, uint64_t>>& unnamed,
-                             uint64_t total) {
+                             uint64_t total, const char* unit) {
   std::string out;
   for (const auto& [reason, samples] : unnamed)
-    out += (out.empty() ? "" : ", ") + reason + " in " + std::to_string(samples) + " samples (" +
-           format("%.1f%%", total ? 100.0 * samples / total : 0) + ")";
+    out += (out.empty() ? "" : ", ") + reason + " in " + std::to_string(samples) + " " + unit +
+           " (" + format("%.1f%%", total ? 100.0 * samples / total : 0) + ")";
   return out.empty() ? "none" : out;
 }
 
 namespace {
 
+Frame off_cpu_frame(uint8_t state) {
+  static constexpr const char* kNames[format::kBlockStates] = {
+      "[off-cpu: R preempted]", "[off-cpu: S sleeping]", "[off-cpu: D uninterruptible]",
+      "[off-cpu: I idle]", "[off-cpu: other]"};
+  Frame f{state < format::kBlockStates ? kNames[state] : "[off-cpu]", "[off-cpu]", false, true};
+  f.system_name = f.name;
+  return f;
+}
+
 // One profile's stacks appended to `out`, through `symbolizer`.
 void symbolize_into(const Profile& profile, Symbolizer& symbolizer, bool per_thread,
                     std::vector<SymbolizedStack>& out) {
   // Without threads and CPUs, the counts of one (process, capture, comm,
-  // stack) merge first: each distinct stack's frames are shared once.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, size_t> merged;
+  // stack, off-CPU state) merge first: each distinct stack's frames are
+  // shared once.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint8_t>, size_t> merged;
   out.reserve(out.size() + profile.counts.size());
   for (const StackCount& c : profile.counts) {
     if (!per_thread) {
       auto [it, inserted] =
-          merged.try_emplace({c.pid, c.capture, c.comm_id, c.stack_id}, out.size());
+          merged.try_emplace({c.pid, c.capture, c.comm_id, c.stack_id, c.off_cpu}, out.size());
       if (!inserted) {
         out[it->second].count += c.count;
+        out[it->second].time_ns += c.time_ns;
         continue;
       }
     }
     auto comm_it = profile.comms.find(c.comm_id);
+    Frames frames = symbolizer.frames(c.pid, c.capture, c.stack_id);
+    if (c.off_cpu != kOnCpu) {
+      // Blocked stacks get their state as the root frame, so that folded
+      // output, pprof and flame graphs show them apart from running ones.
+      std::vector<Frame> with_state = frames.get();
+      with_state.push_back(off_cpu_frame(c.off_cpu));
+      frames = std::move(with_state);
+    }
     out.push_back({c.pid, per_thread ? c.tid : 0, per_thread ? c.cpu : uint16_t{0},
                    comm_it == profile.comms.end() ? kLostComm : comm_it->second, c.count,
-                   symbolizer.frames(c.pid, c.capture, c.stack_id)});
+                   std::move(frames), c.time_ns, c.off_cpu});
   }
 }
 

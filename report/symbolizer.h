@@ -21,8 +21,10 @@ struct SymbolizedStack {
   uint32_t tid = 0;
   uint16_t cpu = 0;
   std::string comm;
-  uint64_t count = 0;
-  Frames frames;  // kernel frames, then user frames
+  uint64_t count = 0;        // samples (or intervals off CPU); --weight time makes it microseconds
+  Frames frames;             // kernel frames, then user frames; off CPU, then "[off-cpu: STATE]"
+  uint64_t time_ns = 0;      // what the samples stand for: periods, or time off CPU
+  uint8_t off_cpu = kOnCpu;  // as StackCount::off_cpu
 };
 
 // Names the stacks of one profile: each distinct (process, maps capture,
@@ -68,6 +70,6 @@ std::vector<std::pair<std::string, uint64_t>> unnamed_by_reason(
 
 // "none", or "binary not found in 12 samples (0.4%), ..." out of `total`.
 std::string describe_unnamed(const std::vector<std::pair<std::string, uint64_t>>& unnamed,
-                             uint64_t total);
+                             uint64_t total, const char* unit = "samples");
 
 }  // namespace ebprof::report

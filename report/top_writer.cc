@@ -12,13 +12,23 @@
 namespace ebprof::report {
 namespace {
 
-void write_header(std::ostream& out, const Profile& p, uint64_t shown) {
+void write_header(std::ostream& out, const Profile& p, uint64_t shown, bool time) {
   const auto& info = p.info;
-  out << format("# %" PRIu64 " samples", shown);
-  if (shown != p.recorded_samples)
-    out << format(" (of %" PRIu64 " recorded: filtered)", p.recorded_samples);
-  out << format(" of %s %s over %.2f s, %u CPUs\n", info.event.c_str(), describe_rate(info).c_str(),
-                duration_s(p), info.cpu_count);
+  if (time) {
+    out << format("# %.3f s of time in %" PRIu64 " samples and intervals off CPU", shown / 1e6,
+                  p.total_samples);
+    if (p.total_samples != p.recorded_samples)
+      out << format(" (of %" PRIu64 " recorded: filtered)", p.recorded_samples);
+  } else {
+    out << format("# %" PRIu64 " samples", shown);
+    if (shown != p.recorded_samples)
+      out << format(" (of %" PRIu64 " recorded: filtered)", p.recorded_samples);
+  }
+  const std::string what = !info.sampling         ? "time off CPU (" + info.off_cpu + ")"
+                           : info.off_cpu.empty() ? info.event + " " + describe_rate(info)
+                                                  : info.event + " " + describe_rate(info) +
+                                                        " and time off CPU (" + info.off_cpu + ")";
+  out << format(" of %s over %.2f s, %u CPUs\n", what.c_str(), duration_s(p), info.cpu_count);
   out << "# host " << info.hostname << ", kernel " << info.kernel_release << " (" << info.machine
       << "), recorded " << utc_time(info.start_realtime_ns) << " by ebprof " << info.writer_version
       << "\n";
@@ -124,8 +134,10 @@ void write_top(std::ostream& out, const Profile& profile,
   if (options.rows && sorted.size() > options.rows)
     sorted.resize(options.rows);
 
-  write_header(out, profile, total);
-  std::string titles = "# Children      Self   Samples", dots = "# ........  ........  ........";
+  write_header(out, profile, total, options.time);
+  std::string titles =
+      options.time ? "# Children      Self   Time ms" : "# Children      Self   Samples";
+  std::string dots = "# ........  ........  ........";
   for (const std::string& k : options.sort) {
     const Column& c = column(k);
     titles += format("  %-*s", c.width, c.title);
@@ -133,8 +145,10 @@ void write_top(std::ostream& out, const Profile& profile,
   }
   out << "#\n" << titles << "\n" << dots << "\n";
   for (const auto& [key, counts] : sorted) {
-    out << format("  %7.2f%%  %7.2f%%  %8" PRIu64, total ? 100.0 * counts.total / total : 0,
-                  total ? 100.0 * counts.self / total : 0, counts.self);
+    out << format("  %7.2f%%  %7.2f%%  ", total ? 100.0 * counts.total / total : 0,
+                  total ? 100.0 * counts.self / total : 0)
+        << (options.time ? format("%8.1f", counts.self / 1000.0)
+                         : format("%8" PRIu64, counts.self));
     // Values are streamed: demangled C++ names can be kilobytes long.
     for (size_t i = 0; i < key.size(); ++i) {
       const Column& c = column(options.sort[i]);
@@ -145,7 +159,9 @@ void write_top(std::ostream& out, const Profile& profile,
     out << '\n';
   }
   if (total != 0)
-    out << "#\n# unnamed frames: " << describe_unnamed(unnamed_by_reason(stacks), total) << "\n";
+    out << "#\n# unnamed frames: "
+        << describe_unnamed(unnamed_by_reason(stacks), total, options.time ? "us" : "samples")
+        << "\n";
   if (total == 0)
     out << (profile.recorded_samples
                 ? "# no samples left after filtering\n"

@@ -14,6 +14,7 @@ struct TopOptions {
   size_t rows = 20;                                           // 0: all
   std::vector<std::string> sort = {"comm", "dso", "symbol"};  // row keys, from parse_sort_keys
   bool children = false;  // order by children (total) rather than self
+  bool time = false;      // counts are microseconds (--weight time), not samples
 };
 
 // perf's --sort list ("comm,dso,symbol"; also pid, tid, cpu), checked, with

@@ -28,6 +28,7 @@ const std::string kReport = EBPROF_REPORT_BIN;
 const std::string kHotcold = EBPROF_HOTCOLD_BIN;
 const std::string kShortlived = EBPROF_SHORTLIVED_BIN;
 const std::string kTwoThreads = EBPROF_TWO_THREADS_BIN;
+const std::string kOffCpu = EBPROF_OFFCPU_BIN;
 const std::string kDlopenHost = EBPROF_DLOPEN_HOST_BIN;
 const std::string kJit = EBPROF_JIT_BIN;
 const std::string kLeafChain = "demo::hot_leaf(unsigned long)";
@@ -901,6 +902,83 @@ TEST(EndToEnd, FlameGraphPageWorksInAHeadlessBrowser) {
     EXPECT_EQ(screenshot.status, 0) << screenshot.err;
     EXPECT_GT(fs::file_size(shot), 5000u);
   }
+}
+
+// Microseconds of the folded lines (--weight time) that contain all of
+// `pieces`.
+uint64_t folded_us(const std::string& folded, std::vector<std::string> pieces) {
+  uint64_t us = 0;
+  std::istringstream in(folded);
+  for (std::string line; std::getline(in, line);)
+    if (std::all_of(pieces.begin(), pieces.end(),
+                    [&](const std::string& p) { return line.find(p) != std::string::npos; }))
+      us += std::stoull(line.substr(line.rfind(' ') + 1));
+  return us;
+}
+
+// What the offcpu workload says of a thread: its tid and lifetime.
+std::pair<std::string, double> thread_life(const std::string& out, const std::string& name) {
+  std::istringstream in(out);
+  for (std::string who, tid; in >> who >> tid;) {
+    double seconds = 0;
+    in >> seconds;
+    if (who == name)
+      return {tid, seconds};
+  }
+  ADD_FAILURE() << "no " << name << " in: " << out;
+  return {"0", 0};
+}
+
+// --off-cpu: blocked time lands on the functions that blocked and the
+// kernel paths they blocked in, within 10% of the truth, also for a
+// process that exited before the recording ended.
+TEST(EndToEnd, OffCpuTimeLandsOnTheFunctionsThatBlocked) {
+  REQUIRE_BPF();
+  std::string data = temp_file("offcpu.data");
+  Outcome rec =
+      run(kRecord + " --off-cpu-only -o " + data + " -- sh -c '" + kOffCpu + " 2; sleep 0.5'");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const auto [sleeper, sleeper_s] = thread_life(rec.out, "sleeper");
+  const auto [reader, reader_s] = thread_life(rec.out, "reader");
+  Outcome info = run(kReport + " info " + data);
+  EXPECT_NE(info.out.find("off-cpu         through "), std::string::npos) << info.out;
+
+  Outcome folded = run(kReport + " -i " + data + " --format folded");
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  // Blocked all its life but for a few microseconds on CPU at each wakeup.
+  const double slept = folded_us(folded.out, {"[off-cpu: S sleeping]", "sleep_100ms",
+                                              "do_nanosleep", "__schedule"}) /
+                       1e6;
+  EXPECT_NEAR(slept, sleeper_s, 0.1 * sleeper_s) << folded.out;
+  const double read =
+      folded_us(folded.out, {"[off-cpu: S sleeping]", "read_pipe", "pipe_read", "__schedule"}) /
+      1e6;
+  EXPECT_NEAR(read, reader_s, 0.1 * reader_s) << folded.out;
+  // Per thread, through the filters, as for samples: the sleeper's time is
+  // its sleeps (but for a few microseconds of start-up).
+  Outcome one = run(kReport + " -i " + data + " --format folded --tid " + sleeper);
+  EXPECT_GT(folded_us(one.out, {"sleep_100ms"}), 0.99 * folded_us(one.out, {})) << one.out;
+  EXPECT_EQ(folded_us(one.out, {"read_pipe"}), 0u) << one.out;
+}
+
+// --view wall: a thread's samples on CPU and intervals off CPU add up to
+// its lifetime.
+TEST(EndToEnd, WallViewOfAThreadAddsUpToItsLifetime) {
+  REQUIRE_BPF();
+  std::string data = temp_file("wall.data");
+  Outcome rec = run(kRecord + " --off-cpu -F 999 -o " + data + " -- " + kOffCpu + " 1.5");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  for (const char* name : {"sleeper", "reader"}) {
+    const auto [tid, lifetime] = thread_life(rec.out, name);
+    Outcome top = run(kReport + " -i " + data + " --view wall --tid " + tid + " -n 1");
+    ASSERT_EQ(top.status, 0) << top.err;
+    ASSERT_TRUE(top.out.starts_with("# ")) << top.out;
+    const double seconds = std::stod(top.out.substr(2));
+    EXPECT_NEAR(seconds, lifetime, 0.05 * lifetime) << name << "\n" << top.out;
+  }
+  // Without --view, the on-CPU samples alone: a sliver of that.
+  Outcome on = run(kReport + " -i " + data + " --format folded");
+  EXPECT_EQ(on.out.find("[off-cpu"), std::string::npos) << on.out;
 }
 
 }  // namespace
