@@ -100,6 +100,11 @@ int main(int argc, char** argv) {
                  "With --off-cpu: which states to record: R (preempted), S (sleeping), D "
                  "(uninterruptible), I (idle kernel thread), other, or all")
       ->capture_default_str();
+  app.add_option("--off-cpu-hook", o.off_cpu_hook,
+                 "With --off-cpu: how to see context switches: auto (the best this kernel "
+                 "attaches), tp_btf, raw_tp or tracepoint")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "tp_btf", "raw_tp", "tracepoint"}));
   // Long names only: perf's -u and -k mean --uid and --clockid.
   auto* user_only = app.add_flag("--user-threads-only", o.user_threads_only,
                                  "With --off-cpu: user threads only (offcputime's -u)");

@@ -69,6 +69,16 @@ SwitchHook probe_switch_hook() {
   return SwitchHook::kTracepoint;
 }
 
+SwitchHook parse_switch_hook(const std::string& name) {
+  if (name == "tp_btf")
+    return SwitchHook::kBtfTracepoint;
+  if (name == "raw_tp")
+    return SwitchHook::kRawTracepoint;
+  if (name == "tracepoint")
+    return SwitchHook::kTracepoint;
+  throw Error("--off-cpu-hook " + name + ": use auto, tp_btf, raw_tp or tracepoint");
+}
+
 bool switch_passes_prev_state() {
   auto b = vmlinux_btf();
   if (!b)

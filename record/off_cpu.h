@@ -16,6 +16,8 @@ const char* switch_hook_name(SwitchHook hook);  // "tp_btf/sched_switch", ...
 // The best hook this kernel attaches, found by loading and attaching a
 // trivial program of each kind in turn. Throws Error when none works.
 SwitchHook probe_switch_hook();
+// --off-cpu-hook's names: tp_btf, raw_tp, tracepoint. Throws Error.
+SwitchHook parse_switch_hook(const std::string& name);
 
 // Whether this kernel's sched_switch passes prev_state (Linux 5.18+), read
 // from its BTF: what __schedule() saw, more exact than the task's field.

@@ -135,16 +135,18 @@ OffCpuConfig off_cpu_config(const RecordOptions& o) {
   OffCpuConfig c;
   c.enabled = o.off_cpu || o.off_cpu_only;
   const bool tuned = o.min_block_us != 1 || o.max_block_us || o.states != "all" ||
-                     o.user_threads_only || o.kernel_threads_only;
+                     o.user_threads_only || o.kernel_threads_only || o.off_cpu_hook != "auto";
   if (!c.enabled) {
     if (tuned)
-      throw Error("--min-block, --max-block, --state, -u and -k shape --off-cpu: add --off-cpu");
+      throw Error(
+          "--min-block, --max-block, --state, --user-threads-only, --kernel-threads-only and "
+          "--off-cpu-hook shape --off-cpu: add --off-cpu");
     return c;
   }
   if (o.max_block_us && o.max_block_us < o.min_block_us)
     throw Error("--max-block " + std::to_string(o.max_block_us) + " is below --min-block " +
                 std::to_string(o.min_block_us) + ": no interval could be recorded");
-  c.hook = probe_switch_hook();
+  c.hook = o.off_cpu_hook == "auto" ? probe_switch_hook() : parse_switch_hook(o.off_cpu_hook);
   c.min_block_ns = std::max<uint64_t>(o.min_block_us, 1) * 1000;
   c.max_block_ns = o.max_block_us * 1000;
   c.states = parse_block_states(o.states);

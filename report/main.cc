@@ -178,7 +178,9 @@ int main(int argc, char** argv) {
   auto* top_group = app.add_option_group("top");
   top_group->add_option("-n,--rows", top.rows, "Rows in the top table (0: all)")
       ->capture_default_str();
-  top_group->add_option("-s,--sort", sort, "Row keys: comm, pid, tid, cpu, dso, symbol")
+  top_group
+      ->add_option("-s,--sort", sort,
+                   "Row keys: comm, pid, tid, cpu, dso, state (on CPU, or why off it), symbol")
       ->capture_default_str();
   top_group->add_flag("--children", top.children,
                       "Order rows by children (samples anywhere on the stack), not self");

@@ -52,9 +52,6 @@ class ProfileBuilder : public format::RecordingVisitor {
   }
   void on_samples(format::SampleBatch&& batch) override {
     Profile& p = p_();
-    const View view = filter_ && filter_->view ? *filter_->view
-                      : p.info.sampling        ? View::kOnCpu
-                                               : View::kOffCpu;
     const uint64_t period = sample_weight(p.info);
     for (size_t i = 0; i < batch.stacks.size(); ++i)
       p.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
@@ -70,9 +67,9 @@ class ProfileBuilder : public format::RecordingVisitor {
                    p.info.start_monotonic_ns))
           continue;
       }
-      const bool on_cpu = s.blocked_ns == 0;
-      if (!(view == View::kWall || (view == View::kOnCpu) == on_cpu))
+      if (!in_view(filter_, p.info, s))
         continue;
+      const bool on_cpu = s.blocked_ns == 0;
       Key key{s.pid,
               s.tid,
               s.cpu,
@@ -233,6 +230,22 @@ Profile summary_of(std::span<const Profile> profiles) {
   s.version_major = profiles.front().version_major;
   s.version_minor = profiles.front().version_minor;
   return s;
+}
+
+bool in_view(const SampleFilter* filter, const format::RecordingInfo& info,
+             const format::Sample& s) {
+  const View view = filter && filter->view ? *filter->view
+                    : info.sampling        ? View::kOnCpu
+                                           : View::kOffCpu;
+  return view == View::kWall || (view == View::kOnCpu) == (s.blocked_ns == 0);
+}
+
+const char* state_name(uint8_t off_cpu) {
+  static constexpr const char* kStates[format::kBlockStates] = {
+      "R preempted", "S sleeping", "D uninterruptible", "I idle", "other"};
+  if (off_cpu == kOnCpu)
+    return "on CPU";
+  return off_cpu < format::kBlockStates ? kStates[off_cpu] : "unknown state";
 }
 
 uint32_t capture_at(const Profile& p, uint32_t pid, uint64_t time_ns) {

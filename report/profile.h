@@ -19,6 +19,14 @@ using EmbeddedTables = std::unordered_map<std::string, ElfSymbolTable>;
 // StackCount::off_cpu of samples on CPU.
 inline constexpr uint8_t kOnCpu = 0xff;
 
+// Whether --view (in `filter`, else what the recording holds) counts `s`.
+bool in_view(const SampleFilter* filter, const format::RecordingInfo& info,
+             const format::Sample& s);
+
+// What a thread was doing: "on CPU", or why it was off it (--off-cpu):
+// "R preempted", "S sleeping", "D uninterruptible", "I idle", "other".
+const char* state_name(uint8_t off_cpu);
+
 // Samples with the same process, thread, CPU, maps capture, comm and stack,
 // counted together.
 struct StackCount {

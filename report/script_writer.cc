@@ -40,15 +40,22 @@ class ScriptWriter : public format::RecordingVisitor {
     for (const format::Sample& s : batch.samples) {
       auto comm_it = comms_.find(s.comm_id);
       const std::string& comm = comm_it == comms_.end() ? kLostComm : comm_it->second;
-      if (!keeps(samples_, s, comm, profile_->info.start_monotonic_ns))
+      if (!keeps(samples_, s, comm, profile_->info.start_monotonic_ns) ||
+          !in_view(&samples_, profile_->info, s))
         continue;
       const Frames* frames = shown(s.pid, capture_at(*profile_, s.pid, s.time_ns), s.stack_id);
       if (!frames)
         continue;
+      // An interval off CPU reads like perf's offcpu-time event: its
+      // length as the period, the state after the event name.
+      const bool off = s.blocked_ns != 0;
       out_ << comm << ' ' << s.pid << '/' << s.tid
            << format(" [%03u] %" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s.cpu,
-                     s.time_ns / 1'000'000'000, s.time_ns % 1'000'000'000 / 1000, period_)
-           << profile_->info.event << ":\n";
+                     s.time_ns / 1'000'000'000, s.time_ns % 1'000'000'000 / 1000,
+                     off ? s.blocked_ns : period_)
+           << (off ? std::string("offcpu-time (") + state_name(static_cast<uint8_t>(s.state)) + ")"
+                   : profile_->info.event)
+           << ":\n";
       write_script_frames(out_, *frames);
     }
   }

@@ -79,10 +79,7 @@ std::string describe_unnamed(const std::vector<std::pair<std::string, uint64_t>>
 namespace {
 
 Frame off_cpu_frame(uint8_t state) {
-  static constexpr const char* kNames[format::kBlockStates] = {
-      "[off-cpu: R preempted]", "[off-cpu: S sleeping]", "[off-cpu: D uninterruptible]",
-      "[off-cpu: I idle]", "[off-cpu: other]"};
-  Frame f{state < format::kBlockStates ? kNames[state] : "[off-cpu]", "[off-cpu]", false, true};
+  Frame f{std::string("[off-cpu: ") + state_name(state) + "]", "[off-cpu]", false, true};
   f.system_name = f.name;
   return f;
 }

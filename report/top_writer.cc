@@ -49,15 +49,20 @@ struct Column {
 };
 
 constexpr Column kColumns[] = {
-    {"comm", "Command", 15},      {"pid", "Pid", 7},       {"tid", "Tid", 7}, {"cpu", "CPU", 3},
-    {"dso", "Shared Object", 23}, {"symbol", "Symbol", 0},
+    {"comm", "Command", 15},
+    {"pid", "Pid", 7},
+    {"tid", "Tid", 7},
+    {"cpu", "CPU", 3},
+    {"dso", "Shared Object", 23},
+    {"state", "State", 17},
+    {"symbol", "Symbol", 0},
 };
 
 const Column& column(const std::string& key) {
   for (const Column& c : kColumns)
     if (key == c.key)
       return c;
-  throw Error("--sort " + key + ": unknown key; use comm, pid, tid, cpu, dso, symbol");
+  throw Error("--sort " + key + ": unknown key; use comm, pid, tid, cpu, dso, state, symbol");
 }
 
 // The value of `key` for a sample of `s` whose frame of interest is `f`
@@ -73,6 +78,8 @@ std::string value(const std::string& key, const SymbolizedStack& s, const Frame*
     return std::to_string(s.cpu);
   if (key == "dso")
     return f ? f->module : "[unknown]";
+  if (key == "state")
+    return state_name(s.off_cpu);
   return f ? std::string(f->kernel ? "[k] " : "[.] ") + f->name : "[.] [no stack]";
 }
 

@@ -954,6 +954,24 @@ TEST(EndToEnd, OffCpuTimeLandsOnTheFunctionsThatBlocked) {
       folded_us(folded.out, {"[off-cpu: S sleeping]", "read_pipe", "pipe_read", "__schedule"}) /
       1e6;
   EXPECT_NEAR(read, reader_s, 0.1 * reader_s) << folded.out;
+  // pprof: an off_cpu/nanoseconds type that go tool pprof reads, with the
+  // same time on the sleeping function.
+  if (run("go version").status == 0) {
+    std::string pb = temp_file("offcpu.pb.gz");
+    ASSERT_EQ(run(kReport + " -i " + data + " --format pprof -o " + pb).status, 0);
+    Outcome cum = run("go tool pprof -top -cum -unit=ms -sample_index=off_cpu " + pb);
+    ASSERT_EQ(cum.status, 0) << cum.err;
+    double ms = -1;
+    std::istringstream rows(cum.out);
+    for (std::string line; std::getline(rows, line);)
+      if (line.ends_with(" sleep_100ms")) {
+        std::istringstream fields(line);
+        std::string flat, flat_pct, sum_pct, cum_ms;
+        fields >> flat >> flat_pct >> sum_pct >> cum_ms;
+        ms = std::stod(cum_ms);
+      }
+    EXPECT_NEAR(ms / 1e3, slept, 0.01 * slept) << cum.out;
+  }
   // Per thread, through the filters, as for samples: the sleeper's time is
   // its sleeps (but for a few microseconds of start-up).
   Outcome one = run(kReport + " -i " + data + " --format folded --tid " + sleeper);
@@ -979,6 +997,28 @@ TEST(EndToEnd, WallViewOfAThreadAddsUpToItsLifetime) {
   // Without --view, the on-CPU samples alone: a sliver of that.
   Outcome on = run(kReport + " -i " + data + " --format folded");
   EXPECT_EQ(on.out.find("[off-cpu"), std::string::npos) << on.out;
+}
+
+// Each way of seeing switches, forced, sees the same sleeps; info names it.
+// A kernel that lacks one (tp_btf needs BTF tracing programs) is said so.
+TEST(EndToEnd, EachSwitchHookSeesTheSameSleeps) {
+  REQUIRE_BPF();
+  std::string data = temp_file("hook.data");
+  for (const char* hook : {"tp_btf", "raw_tp", "tracepoint"}) {
+    Outcome rec = run(kRecord + " --off-cpu-only --off-cpu-hook " + hook + " -o " + data + " -- " +
+                      kOffCpu + " 1");
+    if (rec.status != 0 && std::string(hook) == "tp_btf") {
+      std::cout << "[  SKIPPED ] tp_btf: this kernel does not attach it: " << rec.err;
+      continue;
+    }
+    ASSERT_EQ(rec.status, 0) << hook << ": " << rec.err;
+    const double lifetime = thread_life(rec.out, "sleeper").second;
+    Outcome info = run(kReport + " info " + data);
+    EXPECT_NE(info.out.find(std::string("through ") + hook), std::string::npos) << info.out;
+    Outcome folded = run(kReport + " -i " + data + " --format folded");
+    const double slept = folded_us(folded.out, {"sleep_100ms", "do_nanosleep"}) / 1e6;
+    EXPECT_NEAR(slept, lifetime, 0.1 * lifetime) << hook << "\n" << folded.out;
+  }
 }
 
 }  // namespace
