@@ -115,8 +115,25 @@ static __always_inline bool wanted(__u32 tgid, __u32 tid)
 	return true;
 }
 
+/* Bits of ebprof_sample.reserved: stack losses of a record, counted when it
+ * is sent (an off-CPU record may never be). */
+#define LOST_KERNEL_STACK (1 << 0)
+#define LOST_USER_STACK	  (1 << 1)
+#define LOST_TRUNCATED	  (1 << 2)
+
+static __always_inline void count_stack_losses(__u32 lost)
+{
+	if (lost & LOST_KERNEL_STACK)
+		count_loss(EBPROF_LOSS_KERNEL_STACK);
+	if (lost & LOST_USER_STACK)
+		count_loss(EBPROF_LOSS_USER_STACK);
+	if (lost & LOST_TRUNCATED)
+		count_loss(EBPROF_LOSS_TRUNCATED);
+}
+
 /* Fills `s` with the current task: who, where, and its kernel and user
- * stacks. Returns the record's size. */
+ * stacks, noting in s->reserved what of them could not be read. Returns the
+ * record's size. */
 static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __u32 tgid, __u32 tid,
 					  __u16 kind)
 {
@@ -137,7 +154,7 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	if (kbytes > 0)
 		nk = kbytes / sizeof(__u64);
 	else if (kbytes < 0)
-		count_loss(EBPROF_LOSS_KERNEL_STACK);
+		s->reserved |= LOST_KERNEL_STACK;
 	/* A no-op at run time (nk <= 127); it proves to the verifier that the
 	 * user stack below stays inside ips. */
 	nk &= 0x7f;
@@ -149,11 +166,11 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 		if (ubytes > 0)
 			nu = ubytes / sizeof(__u64);
 		else if (ubytes < 0)
-			count_loss(EBPROF_LOSS_USER_STACK);
+			s->reserved |= LOST_USER_STACK;
 	}
 	nu &= 0x7f;
 	if (nk == EBPROF_MAX_FRAMES || nu == EBPROF_MAX_FRAMES)
-		count_loss(EBPROF_LOSS_TRUNCATED);
+		s->reserved |= LOST_TRUNCATED;
 
 	s->kernel_frames = nk;
 	s->user_frames = nu;
@@ -189,13 +206,16 @@ static __always_inline int take_stack(void *ctx)
 	__u32 tid = (__u32)id;
 	__u32 zero = 0;
 	struct ebprof_sample *s;
+	__u64 size;
 
 	if (!wanted(tgid, tid))
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
-	emit(ctx, s, fill_current(ctx, s, tgid, tid, EBPROF_KIND_SAMPLE));
+	size = fill_current(ctx, s, tgid, tid, EBPROF_KIND_SAMPLE);
+	count_stack_losses(s->reserved);
+	emit(ctx, s, size);
 	return 0;
 }
 
@@ -258,11 +278,12 @@ const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
 
 /* Threads off CPU, by tid: their record as it will be sent, minus the time.
- * Not preallocated: memory follows the threads that block. */
+ * Not preallocated where the recorder allows it (tp_btf): memory follows the
+ * threads that block. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384); /* resized by the recorder */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* cleared by the recorder for other hooks */
 	__type(key, __u32);
 	__type(value, struct ebprof_sample);
 } off_cpu_start SEC(".maps");
@@ -351,6 +372,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, __u32 
 			s->time_ns = now;
 			s->blocked_ns = blocked;
 			s->cpu = bpf_get_smp_processor_id();
+			count_stack_losses(s->reserved);
 			emit(ctx, s, EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64));
 		}
 		bpf_map_delete_elem(&off_cpu_start, &next_tid);
@@ -378,7 +400,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, __u32 
 }
 
 /* Three ways to see a switch, best first; the recorder loads the one this
- * kernel takes (BTF tracing needs trampolines some kernels lack). */
+ * kernel attaches (BTF tracing programs are not built into every kernel). */
 static __always_inline int on_raw_switch(unsigned long long *ctx, bool preempt,
 					 struct task_struct *prev, struct task_struct *next)
 {

@@ -198,10 +198,10 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
     if (blocked.size() != n || state.size() != n)
       throw FrameDamage{"off-CPU columns differ in length from the samples"};
     for (size_t i = 0; i < n; ++i) {
-      if (state[i] >= kBlockStates)
-        throw FrameDamage{"off-CPU state " + std::to_string(state[i]) + " is not one ebprof knows"};
       batch.samples[i].blocked_ns = blocked[i];
-      batch.samples[i].state = static_cast<BlockState>(state[i]);
+      // A state a newer minor version added reads as "other".
+      batch.samples[i].state =
+          state[i] < kBlockStates ? static_cast<BlockState>(state[i]) : BlockState::kOther;
     }
   }
   return batch;

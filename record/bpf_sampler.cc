@@ -128,8 +128,10 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
   skel_->rodata->filter_tid = config.filter_tids;
   skel_->rodata->filter_cgroup = config.cgroup_fd >= 0;
   const bool perf_event = config.event.kind == EventSpec::Kind::kPerf;
-  // A perf event is opened on the chosen CPUs only; probes fire everywhere.
-  skel_->rodata->filter_cpu = !perf_event && config.cpus != online_cpus();
+  // A perf event is opened on the chosen CPUs only; probes and context
+  // switches fire everywhere.
+  skel_->rodata->filter_cpu =
+      (!perf_event || !config.sampling || config.off_cpu.enabled) && config.cpus != online_cpus();
   if (int err = bpf_map__set_max_entries(skel_->maps.target_cpus, libbpf_num_possible_cpus()))
     throw_bpf("sizing the CPU filter", -err);
   // Only the programs the event and --off-cpu need are loaded.
@@ -171,9 +173,11 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
     if (!ring_)
       throw_bpf("opening the ring buffer", errno);
   } else {
+    // An interval off CPU ends, and is sent, on whichever CPU the thread
+    // comes back on: with --off-cpu every CPU needs a buffer.
     perf_ring_ = std::make_unique<PerfRing>(
         bpf_map__fd(skel_->maps.perf_events), config.pages_per_cpu,
-        bpf_output_attr(config.pages_per_cpu), config.cpus,
+        bpf_output_attr(config.pages_per_cpu), config.off_cpu.enabled ? online_cpus() : config.cpus,
         [this](int, std::span<const std::byte> record) { keep_raw(raw_data(record)); });
   }
   if (config.filter_pids) {
@@ -211,8 +215,16 @@ void BpfSampler::configure_off_cpu(const OffCpuConfig& c) {
   skel_->rodata->kernel_threads_only = c.kernel_threads_only;
   skel_->rodata->switch_has_prev_state =
       c.hook != SwitchHook::kTracepoint && switch_passes_prev_state();
-  if (int err = bpf_map__set_max_entries(skel_->maps.off_cpu_start, c.max_threads))
-    throw_bpf("sizing the off-CPU table", -err);
+  // Run-time allocation from tracepoint programs warns (and taints) on
+  // kernels before 6.1, and is refused on RT ones: only BTF tracing
+  // programs, which are safe with it, get a table that grows on demand.
+  // The others get a preallocated one, smaller (an entry is ~2 KiB).
+  if (c.hook != SwitchHook::kBtfTracepoint) {
+    if (int err = bpf_map__set_map_flags(skel_->maps.off_cpu_start, 0))
+      throw_bpf("setting up the off-CPU table", -err);
+    if (int err = bpf_map__set_max_entries(skel_->maps.off_cpu_start, 8192))
+      throw_bpf("sizing the off-CPU table", -err);
+  }
 }
 
 void BpfSampler::attach_off_cpu(const OffCpuConfig& c) {

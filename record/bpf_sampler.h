@@ -38,7 +38,6 @@ struct OffCpuConfig {
   uint32_t states = 0x1f;     // bit per format::BlockState
   bool user_threads_only = false;
   bool kernel_threads_only = false;
-  size_t max_threads = 16384;  // threads off CPU at once that can be remembered
 };
 
 struct SamplerConfig {

@@ -55,17 +55,29 @@ const char* switch_hook_name(SwitchHook hook) {
   return "";
 }
 
-SwitchHook probe_switch_hook() {
-  if (auto b = vmlinux_btf()) {
-    int id = btf__find_by_name_kind(b.get(), "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
-    if (id > 0 &&
-        attaches(BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, static_cast<uint32_t>(id), nullptr))
-      return SwitchHook::kBtfTracepoint;
+bool switch_hook_attaches(SwitchHook hook) {
+  switch (hook) {
+    case SwitchHook::kBtfTracepoint: {
+      auto b = vmlinux_btf();
+      int id = b ? btf__find_by_name_kind(b.get(), "btf_trace_sched_switch", BTF_KIND_TYPEDEF) : -1;
+      return id > 0 &&
+             attaches(BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, static_cast<uint32_t>(id), nullptr);
+    }
+    case SwitchHook::kRawTracepoint:
+      // Raw tracepoint programs take no attach type: 0.
+      return attaches(BPF_PROG_TYPE_RAW_TRACEPOINT, static_cast<bpf_attach_type>(0), 0,
+                      "sched_switch");
+    case SwitchHook::kTracepoint:
+      // Attached, with its own errors, by the sampler.
+      return true;
   }
-  // Raw tracepoint programs take no attach type: 0.
-  if (attaches(BPF_PROG_TYPE_RAW_TRACEPOINT, static_cast<bpf_attach_type>(0), 0, "sched_switch"))
-    return SwitchHook::kRawTracepoint;
-  // The tracepoint itself is attached, with its own errors, by the sampler.
+  return false;
+}
+
+SwitchHook probe_switch_hook() {
+  for (SwitchHook hook : {SwitchHook::kBtfTracepoint, SwitchHook::kRawTracepoint})
+    if (switch_hook_attaches(hook))
+      return hook;
   return SwitchHook::kTracepoint;
 }
 

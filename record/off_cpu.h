@@ -14,8 +14,11 @@ enum class SwitchHook {
 const char* switch_hook_name(SwitchHook hook);  // "tp_btf/sched_switch", ...
 
 // The best hook this kernel attaches, found by loading and attaching a
-// trivial program of each kind in turn. Throws Error when none works.
+// trivial program of each kind in turn; the tracepoint, which needs tracefs,
+// when neither BTF nor raw tracepoint programs attach.
 SwitchHook probe_switch_hook();
+// Whether `hook` attaches here (the tracepoint is taken to).
+bool switch_hook_attaches(SwitchHook hook);
 // --off-cpu-hook's names: tp_btf, raw_tp, tracepoint. Throws Error.
 SwitchHook parse_switch_hook(const std::string& name);
 

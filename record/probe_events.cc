@@ -26,18 +26,6 @@ bool present(const fs::path& path) {
   return found;
 }
 
-// Where tracefs is, mounting it at its usual place when it is nowhere: a
-// fresh machine often has it unmounted, and libbpf needs it to attach.
-fs::path tracefs() {
-  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-    if (present(fs::path(dir) / "events"))
-      return dir;
-  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
-    return "/sys/kernel/tracing";
-  throw Error(errno_message("tracefs is not mounted and mounting it failed", errno) +
-              ": mount -t tracefs nodev /sys/kernel/tracing");
-}
-
 EventSpec tracepoint(const std::string& name, const std::string& spec) {
   size_t colon = spec.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
@@ -83,6 +71,18 @@ EventSpec kprobe(const std::string& name, const std::string& symbol) {
 }
 
 }  // namespace
+
+// Where tracefs is, mounting it at its usual place when it is nowhere: a
+// fresh machine often has it unmounted, and libbpf needs it to attach.
+std::filesystem::path tracefs() {
+  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
+    if (present(fs::path(dir) / "events"))
+      return dir;
+  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
+    return "/sys/kernel/tracing";
+  throw Error(errno_message("tracefs is not mounted and mounting it failed", errno) +
+              ": mount -t tracefs nodev /sys/kernel/tracing");
+}
 
 EventSpec find_probe_event(const std::string& name) {
   if (name.starts_with("uprobe:"))

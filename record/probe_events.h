@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "record/perf_events.h"
@@ -12,5 +13,10 @@ namespace ebprof::record {
 // kprobes must be available. Throws Error saying what is missing and what
 // to use instead.
 EventSpec find_probe_event(const std::string& name);
+
+// Where tracefs is, mounting it at its usual place when it is nowhere: a
+// fresh machine often has it unmounted, and libbpf needs it to attach
+// tracepoints. Throws Error when it cannot be mounted.
+std::filesystem::path tracefs();
 
 }  // namespace ebprof::record

@@ -4,11 +4,20 @@
 #include <cstring>
 
 #include "bpf/profile.h"
+#include "format/recording.h"
 
 namespace ebprof::record {
 
 static_assert(offsetof(ebprof_sample, ips) == EBPROF_SAMPLE_HEADER_SIZE);
 static_assert(sizeof(ebprof_sample::comm) == EBPROF_COMM_LEN);
+// The BPF side's states are the file's, number for number.
+static_assert(EBPROF_BLOCK_RUNNABLE == static_cast<int>(format::BlockState::kRunnable));
+static_assert(EBPROF_BLOCK_SLEEP == static_cast<int>(format::BlockState::kSleeping));
+static_assert(EBPROF_BLOCK_UNINTERRUPTIBLE ==
+              static_cast<int>(format::BlockState::kUninterruptible));
+static_assert(EBPROF_BLOCK_IDLE == static_cast<int>(format::BlockState::kIdle));
+static_assert(EBPROF_BLOCK_OTHER == static_cast<int>(format::BlockState::kOther));
+static_assert(EBPROF_BLOCK_STATES == format::kBlockStates);
 
 namespace {
 

@@ -22,6 +22,7 @@
 #include "record/kallsyms.h"
 #include "record/perf_events.h"
 #include "record/privileges.h"
+#include "record/probe_events.h"
 #include "record/proc_maps.h"
 #include "record/recorder.h"
 #include "record/side_band.h"
@@ -78,6 +79,24 @@ void check_options(const RecordOptions& o) {
   if (o.mmap_pages && !std::has_single_bit(o.mmap_pages))
     throw Error("-m " + std::to_string(o.mmap_pages) + " is not a power of two: try " +
                 std::to_string(std::bit_ceil(o.mmap_pages)));
+  // --off-cpu's shaping options, before anything slow starts.
+  const bool off_cpu = o.off_cpu || o.off_cpu_only;
+  if (!off_cpu && (o.min_block_us != 1 || o.max_block_us || o.states != "all" ||
+                   o.user_threads_only || o.kernel_threads_only || o.off_cpu_hook != "auto"))
+    throw Error(
+        "--min-block, --max-block, --state, --user-threads-only, --kernel-threads-only and "
+        "--off-cpu-hook shape --off-cpu: add --off-cpu");
+  if (o.off_cpu_only && (o.event != "cpu-clock" || o.period || o.frequency != 99))
+    throw Error(
+        "--off-cpu-only takes no samples: -e, -F and -c do not apply (use --off-cpu "
+        "to sample too)");
+  if (o.min_block_us == 0)
+    throw Error("--min-block must be at least 1 microsecond");
+  if (o.max_block_us && o.max_block_us < o.min_block_us)
+    throw Error("--max-block " + std::to_string(o.max_block_us) + " is below --min-block " +
+                std::to_string(o.min_block_us) + ": no interval could be recorded");
+  if (off_cpu)
+    parse_block_states(o.states);
 }
 
 Transport choose_transport(const std::string& name) {
@@ -134,20 +153,15 @@ KernelSymbolIndex kernel_symbols(format::RecordingInfo& info) {
 OffCpuConfig off_cpu_config(const RecordOptions& o) {
   OffCpuConfig c;
   c.enabled = o.off_cpu || o.off_cpu_only;
-  const bool tuned = o.min_block_us != 1 || o.max_block_us || o.states != "all" ||
-                     o.user_threads_only || o.kernel_threads_only || o.off_cpu_hook != "auto";
-  if (!c.enabled) {
-    if (tuned)
-      throw Error(
-          "--min-block, --max-block, --state, --user-threads-only, --kernel-threads-only and "
-          "--off-cpu-hook shape --off-cpu: add --off-cpu");
-    return c;
-  }
-  if (o.max_block_us && o.max_block_us < o.min_block_us)
-    throw Error("--max-block " + std::to_string(o.max_block_us) + " is below --min-block " +
-                std::to_string(o.min_block_us) + ": no interval could be recorded");
+  if (!c.enabled)
+    return c;  // check_options() refused shaping options without it
   c.hook = o.off_cpu_hook == "auto" ? probe_switch_hook() : parse_switch_hook(o.off_cpu_hook);
-  c.min_block_ns = std::max<uint64_t>(o.min_block_us, 1) * 1000;
+  if (!switch_hook_attaches(c.hook))
+    throw Error("--off-cpu-hook " + o.off_cpu_hook +
+                ": this kernel does not attach it; use --off-cpu-hook auto");
+  if (c.hook == SwitchHook::kTracepoint)
+    tracefs();  // libbpf attaches tracepoints through it
+  c.min_block_ns = o.min_block_us * 1000;
   c.max_block_ns = o.max_block_us * 1000;
   c.states = parse_block_states(o.states);
   c.user_threads_only = o.user_threads_only;
@@ -303,13 +317,15 @@ void run_session(const RecordOptions& o) {
   if (size_t binaries = recorder->embedded_binaries())
     embedded = ", symbols of " + std::to_string(binaries) + " binaries embedded in " +
                std::to_string(st.embed_ns / 1'000'000) + " ms";
+  const std::string off_cpu =
+      st.off_cpu ? ", of them " + std::to_string(st.off_cpu) + " intervals off CPU" : "";
   std::fprintf(stderr,
-               "[ ebprof-record: wrote %.3f MB to %s (%llu samples, %u stacks, %zu processes, "
+               "[ ebprof-record: wrote %.3f MB to %s (%llu samples%s, %u stacks, %zu processes, "
                "%llu lost%s%s) ]\n",
                writer.bytes_written() / 1e6, o.output.c_str(),
-               static_cast<unsigned long long>(st.samples), recorder->stack_count(),
-               recorder->process_count(), static_cast<unsigned long long>(lost), partial.c_str(),
-               embedded.c_str());
+               static_cast<unsigned long long>(st.samples), off_cpu.c_str(),
+               recorder->stack_count(), recorder->process_count(),
+               static_cast<unsigned long long>(lost), partial.c_str(), embedded.c_str());
 }
 
 }  // namespace ebprof::record

@@ -61,11 +61,9 @@ Join parse_join(const std::string& name) {
   throw Error("--join " + name + ": use symbol or address");
 }
 
-double sample_value(std::span<const Profile> side, Normalize n) {
-  uint64_t samples = 0;
+double sample_value(std::span<const Profile> side, uint64_t total, Normalize n) {
   double seconds = 0, cpu_seconds = 0;
   for (const Profile& p : side) {
-    samples += p.total_samples;
     seconds += duration_s(p);
     cpu_seconds += duration_s(p) * std::max<uint32_t>(p.info.cpu_count, 1);
   }
@@ -73,7 +71,7 @@ double sample_value(std::span<const Profile> side, Normalize n) {
     case Normalize::kNone:
       return 1;
     case Normalize::kTotal:
-      return samples ? 100.0 / samples : 0;
+      return total ? 100.0 / total : 0;
     case Normalize::kPerSecond:
       return seconds > 0 ? 1 / seconds : 0;
     case Normalize::kPerCpuSecond:
@@ -83,16 +81,16 @@ double sample_value(std::span<const Profile> side, Normalize n) {
   return 1;
 }
 
-const char* value_unit(Normalize n) {
+std::string value_unit(Normalize n, const std::string& unit) {
   switch (n) {
     case Normalize::kNone:
-      return "samples";
+      return unit;
     case Normalize::kTotal:
       return "%";
     case Normalize::kPerSecond:
-      return "samples/s";
+      return unit + "/s";
     case Normalize::kPerCpuSecond:
-      return "samples/CPU-s";
+      return unit + "/CPU-s";
   }
   return "";
 }
@@ -130,7 +128,7 @@ void write_diff_folded(std::ostream& out, const std::vector<DiffStack>& stacks, 
 
 void write_diff_top(std::ostream& out, const Profile& base, const Profile& now,
                     const std::vector<DiffStack>& stacks, DiffScale scale, Normalize normalize,
-                    int rows) {
+                    int rows, const std::string& counted) {
   struct Row {
     std::string name, module;
     double base = 0, now = 0;
@@ -157,14 +155,13 @@ void write_diff_top(std::ostream& out, const Profile& base, const Profile& now,
       return std::fabs(a.now - a.base) > std::fabs(b.now - b.base);
     });
 
-  const char* unit = value_unit(normalize);
   out << format("# base: %" PRIu64 " samples over %.2f s (%s)\n", base.total_samples,
                 duration_s(base), base.path.c_str());
   out << format("# new:  %" PRIu64 " samples over %.2f s (%s)\n", now.total_samples,
                 duration_s(now), now.path.c_str());
-  out << "# values: self samples of each function, "
-      << (normalize == Normalize::kTotal ? "as % of each recording's own samples; delta in points"
-                                         : std::string("in ") + unit)
+  out << "# values: self " << counted << " of each function, "
+      << (normalize == Normalize::kTotal ? "as % of each recording's own total; delta in points"
+                                         : "in " + value_unit(normalize, counted))
       << "\n";
   auto section = [&](const char* title, const std::vector<Row>& list) {
     if (list.empty())

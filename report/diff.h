@@ -28,10 +28,12 @@ enum class Join {
 };
 Join parse_join(const std::string& name);  // throws Error
 
-// The value of one sample of `side` (all its sources) under `n`, and the
-// unit that value is in ("%" for shares, "samples/s", ...).
-double sample_value(std::span<const Profile> side, Normalize n);
-const char* value_unit(Normalize n);
+// The value of one counted unit (a sample, or with --weight time a
+// microsecond) of `side` (all its sources, `total` units in all) under `n`,
+// and the unit that value is in ("%" for shares, "samples/s", "us/s", ...)
+// when `unit` is what is counted.
+double sample_value(std::span<const Profile> side, uint64_t total, Normalize n);
+std::string value_unit(Normalize n, const std::string& unit);
 
 // One stack of either recording with both sides' samples. Frames are the
 // new recording's (the base's for a stack only it has).
@@ -61,8 +63,9 @@ void write_diff_folded(std::ostream& out, const std::vector<DiffStack>& stacks, 
 // Functions (by self samples, the leaf frame) with base and new values and
 // their difference, by absolute difference: those in both, those only new
 // (appeared) and those only in the base (vanished).
+// `counted` is what the stacks' counts are: "samples", or "us".
 void write_diff_top(std::ostream& out, const Profile& base, const Profile& now,
                     const std::vector<DiffStack>& stacks, DiffScale scale, Normalize normalize,
-                    int rows);
+                    int rows, const std::string& counted = "samples");
 
 }  // namespace ebprof::report

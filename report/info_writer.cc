@@ -32,6 +32,18 @@ std::set<std::string> sampled_build_ids(const Profile& p, size_t& without_build_
   return ids;
 }
 
+// " (of them 12 intervals off CPU, 3.21 s)", or "" without any.
+std::string off_cpu_summary(const Profile& p) {
+  uint64_t intervals = 0, ns = 0;
+  for (const StackCount& c : p.counts)
+    if (c.off_cpu != kOnCpu) {
+      intervals += c.count;
+      ns += c.time_ns;
+    }
+  return intervals ? format(" (of them %" PRIu64 " intervals off CPU, %.3f s)", intervals, ns / 1e9)
+                   : "";
+}
+
 }  // namespace
 
 void write_info(std::ostream& out, const Profile& p,
@@ -79,7 +91,7 @@ void write_info(std::ostream& out, const Profile& p,
       << "started         " << utc_time(info.start_realtime_ns) << "\n"
       << format("duration        %.2f s%s\n", duration_s(p),
                 p.end ? "" : " (no end frame: the recorder was killed or the file is cut)")
-      << format("samples         %" PRIu64 "\n", p.total_samples)
+      << format("samples         %" PRIu64 "%s\n", p.total_samples, off_cpu_summary(p).c_str())
       << format("stacks          %zu distinct\n", p.stacks.size())
       << format("processes       %zu (%zu maps captures, %zu mappings)\n", p.processes.size(),
                 captures, mappings)

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 
 #include "common/error.h"
@@ -71,16 +72,34 @@ std::vector<SymbolizedStack> symbolize_all(const std::vector<Profile>& profiles,
   return all;
 }
 
+// A --view of what was never recorded would be an empty report: say why.
+void check_view(const std::vector<Profile>& profiles, std::optional<View> view) {
+  auto any = [&](auto pred) { return std::any_of(profiles.begin(), profiles.end(), pred); };
+  if (view && *view != View::kOnCpu &&
+      !any([](const Profile& p) { return !p.info.off_cpu.empty(); }))
+    throw ebprof::Error("--view: the recording holds no time off CPU; record with --off-cpu");
+  if (view && *view == View::kOnCpu && !any([](const Profile& p) { return p.info.sampling; }))
+    throw ebprof::Error(
+        "--view oncpu: the recording was made with --off-cpu-only, without samples; use --view "
+        "offcpu");
+}
+
 // --weight: "time" or "samples"; "auto" is time when intervals off CPU are
 // in the view (counting them says little), else samples.
 bool weigh_time(const std::string& weight, const std::vector<Profile>& profiles) {
-  if (weight != "auto")
-    return weight == "time";
-  for (const Profile& p : profiles)
-    for (const StackCount& c : p.counts)
-      if (c.off_cpu != kOnCpu)
-        return true;
-  return false;
+  bool time = weight == "time";
+  if (weight == "auto")
+    for (const Profile& p : profiles)
+      for (const StackCount& c : p.counts)
+        time |= c.off_cpu != kOnCpu;
+  // A sample of cycles or of a tracepoint is an event, not a length of time.
+  if (time)
+    for (const Profile& p : profiles)
+      for (const StackCount& c : p.counts)
+        if (c.off_cpu == kOnCpu && !is_clock_event(p.info.event))
+          throw ebprof::Error("--weight time: samples of " + p.info.event +
+                              " are events, not time; use --view offcpu, or --weight samples");
+  return time;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -110,7 +129,15 @@ void write_diff(std::ostream& out, const std::string& format, const std::vector<
       symbolize_all(base, symbols, per_thread, stacks, time);
   const std::vector<SymbolizedStack> new_stacks =
       symbolize_all(now, symbols, per_thread, stacks, time);
-  const DiffScale scale{sample_value(base, normalize), sample_value(now, normalize)};
+  auto total = [](const std::vector<SymbolizedStack>& side) {
+    uint64_t sum = 0;
+    for (const SymbolizedStack& s : side)
+      sum += s.count;
+    return sum;
+  };
+  const std::string counted = time ? "us" : "samples";
+  const DiffScale scale{sample_value(base, total(base_stacks), normalize),
+                        sample_value(now, total(new_stacks), normalize)};
   const Profile base_summary = summary_of(base), new_summary = summary_of(now);
   if (format == "pprof") {
     write_pprof_diff(out, new_summary, base_stacks, scale.base_in_new_samples(), new_stacks);
@@ -121,13 +148,13 @@ void write_diff(std::ostream& out, const std::string& format, const std::vector<
     write_diff_folded(out, joined, scale);
   } else if (format == "flamegraph" || format == "svg") {
     FlameOptions o{"Differential flame graph: " + base_summary.path + " -> " + new_summary.path,
-                   true, value_unit(normalize)};
+                   true, value_unit(normalize, counted)};
     if (format == "svg")
       write_flamegraph_svg(out, flame_stacks(joined, scale), o);
     else
       write_flamegraph_html(out, flame_stacks(joined, scale), o);
   } else {  // top; main() refused script
-    write_diff_top(out, base_summary, new_summary, joined, scale, normalize, rows);
+    write_diff_top(out, base_summary, new_summary, joined, scale, normalize, rows, counted);
   }
 }
 
@@ -339,7 +366,9 @@ int main(int argc, char** argv) {
       for (const std::string& in : inputs)
         write_dump(out, in);
     } else if (info->parsed()) {
-      const std::vector<Profile> profiles = load_all(inputs, nullptr);
+      // Everything in the file: samples on CPU and intervals off it.
+      SampleFilter everything{.include_idle = true, .view = View::kWall};
+      const std::vector<Profile> profiles = load_all(inputs, &everything);
       for (const Profile& p : profiles)
         write_info(out, p, unnamed_by_reason(symbolize(p, symbols, false)));
     } else if (diff->parsed()) {
@@ -351,6 +380,7 @@ int main(int argc, char** argv) {
         write_script(out, in, load_all({in}, nullptr), samples, stacks, symbols);
     } else {
       const std::vector<Profile> profiles = load_all(inputs, &samples);
+      check_view(profiles, samples.view);
       const bool per_thread =
           format == "pprof" || std::any_of(top.sort.begin(), top.sort.end(), [&](const auto& k) {
             return format == "top" && (k == "tid" || k == "cpu");

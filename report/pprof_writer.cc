@@ -152,7 +152,9 @@ void write_profile(std::ostream& out, const Profile& profile, std::span<const Si
   // A second value, the samples' weight in the event's unit, only when it
   // is known: time for a clock, events for a period (-c, probes).
   const bool clock = is_clock_event(info.event);
-  const int64_t period = static_cast<int64_t>(std::min<uint64_t>(sample_weight(info), INT64_MAX));
+  // --off-cpu-only took no samples: its event is no event.
+  const int64_t period =
+      info.sampling ? static_cast<int64_t>(std::min<uint64_t>(sample_weight(info), INT64_MAX)) : 0;
   b.value_type(p.add_sample_type(), "samples", "count");
   if (period) {
     b.value_type(p.add_sample_type(), clock ? "cpu" : info.event.c_str(),

@@ -58,6 +58,10 @@ class ProfileBuilder : public format::RecordingVisitor {
     for (size_t i = 0; i < batch.comms.size(); ++i)
       p.comms.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
     for (const format::Sample& s : batch.samples) {
+      // What --view leaves out is not part of this report at all: no
+      // "filtered" in the header for intervals of an on-CPU view.
+      if (!in_view(filter_, p.info, s))
+        continue;
       ++p.recorded_samples;
       // The comm is looked up only when the filter names some: this runs
       // for every sample.
@@ -67,8 +71,6 @@ class ProfileBuilder : public format::RecordingVisitor {
                    p.info.start_monotonic_ns))
           continue;
       }
-      if (!in_view(filter_, p.info, s))
-        continue;
       const bool on_cpu = s.blocked_ns == 0;
       Key key{s.pid,
               s.tid,
@@ -83,7 +85,9 @@ class ProfileBuilder : public format::RecordingVisitor {
             {key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, key.off_cpu});
       StackCount& c = p.counts[it->second];
       ++c.count;
-      c.time_ns += on_cpu ? period : s.blocked_ns;
+      // Saturated: a hostile length must not wrap a sum around.
+      if (__builtin_add_overflow(c.time_ns, on_cpu ? period : s.blocked_ns, &c.time_ns))
+        c.time_ns = UINT64_MAX;
       ++p.total_samples;
       p.last_sample_ns = std::max(p.last_sample_ns, s.time_ns);
     }

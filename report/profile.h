@@ -64,7 +64,7 @@ struct Profile {
   std::unordered_map<uint32_t, std::string> comms;
   std::vector<StackCount> counts;
   uint64_t total_samples = 0;     // counted: what the sample filter kept
-  uint64_t recorded_samples = 0;  // in the file
+  uint64_t recorded_samples = 0;  // in the file, of what --view shows
   uint64_t last_sample_ns = 0;
   std::optional<format::RecordingEnd> end;   // missing when the recorder was killed
   std::vector<format::Losses> loss_reports;  // in time order: losses per CPU over time

@@ -47,13 +47,14 @@ class ScriptWriter : public format::RecordingVisitor {
       if (!frames)
         continue;
       // An interval off CPU reads like perf's offcpu-time event: its
-      // length as the period, the state after the event name.
+      // length as the period; its state's letter ends the event name, which
+      // perf-script tools take as one word.
       const bool off = s.blocked_ns != 0;
       out_ << comm << ' ' << s.pid << '/' << s.tid
            << format(" [%03u] %" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s.cpu,
                      s.time_ns / 1'000'000'000, s.time_ns % 1'000'000'000 / 1000,
                      off ? s.blocked_ns : period_)
-           << (off ? std::string("offcpu-time (") + state_name(static_cast<uint8_t>(s.state)) + ")"
+           << (off ? std::string("offcpu-time-") + state_name(static_cast<uint8_t>(s.state))[0]
                    : profile_->info.event)
            << ":\n";
       write_script_frames(out_, *frames);

@@ -10,7 +10,10 @@ void filter_stacks(const StackFilter& f, std::vector<SymbolizedStack>& stacks) {
     if (f.kernel_only || f.user_only) {
       std::vector<Frame> kept;
       std::copy_if(s.frames.begin(), s.frames.end(), std::back_inserter(kept),
-                   [&](const Frame& fr) { return !(fr.kernel ? f.user_only : f.kernel_only); });
+                   [&](const Frame& fr) {
+                     // The [off-cpu: STATE] root belongs to both halves.
+                     return fr.module == "[off-cpu]" || !(fr.kernel ? f.user_only : f.kernel_only);
+                   });
       s.frames = std::move(kept);
     }
   }

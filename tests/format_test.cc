@@ -163,6 +163,49 @@ std::string error_of(const std::string& path) {
 
 // The Castagnoli check value, and every length and alignment against a
 // bit-at-a-time reference: the hardware path (SSE 4.2) and the table agree.
+// Intervals off CPU (1.2) keep their length and state; batches without
+// them carry no off-CPU columns, and samples read back as on CPU.
+TEST(Reader, OffCpuIntervalsReadBackAsWritten) {
+  std::string path = temp_file("offcpu.data");
+  SampleBatch mixed = second_batch();
+  mixed.samples[1].blocked_ns = 123'456'789;
+  mixed.samples[1].state = BlockState::kUninterruptible;
+  {
+    auto w = RecordingWriter::create(path);
+    RecordingInfo info = make_info();
+    info.off_cpu = "raw_tp/sched_switch";
+    info.off_cpu_min_block_ns = 1000;
+    info.off_cpu_states = 0x6;
+    info.sampling = false;
+    w.write(info);
+    w.write(first_batch());
+    w.write(mixed);
+    w.close();
+  }
+  Collected c;
+  read_recording(path, c);
+  ASSERT_TRUE(c.info);
+  EXPECT_EQ(c.info->off_cpu, "raw_tp/sched_switch");
+  EXPECT_EQ(c.info->off_cpu_min_block_ns, 1000u);
+  EXPECT_EQ(c.info->off_cpu_states, 0x6u);
+  EXPECT_FALSE(c.info->sampling);
+  ASSERT_EQ(c.batches.size(), 2u);
+  for (const Sample& s : c.batches[0].samples)
+    EXPECT_EQ(s.blocked_ns, 0u);
+  EXPECT_EQ(c.batches[1].samples[0].blocked_ns, 0u);
+  EXPECT_EQ(c.batches[1].samples[1].blocked_ns, 123'456'789u);
+  EXPECT_EQ(c.batches[1].samples[1].state, BlockState::kUninterruptible);
+
+  // A file from before 1.2 samples on CPU.
+  std::string old = temp_file("no-offcpu.data");
+  write_recording(old, true, second_batch());
+  Collected o;
+  read_recording(old, o);
+  ASSERT_TRUE(o.info);
+  EXPECT_TRUE(o.info->sampling);
+  EXPECT_TRUE(o.info->off_cpu.empty());
+}
+
 TEST(Crc32c, MatchesTheStandardAndABitwiseReference) {
   EXPECT_EQ(crc32c(0, "123456789", 9), 0xe3069283u);
   auto bitwise = [](const uint8_t* p, size_t n) {

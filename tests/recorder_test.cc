@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "bpf/profile.h"
+#include "common/error.h"
 #include "format/reader.h"
+#include "record/off_cpu.h"
 #include "record/proc_maps.h"
 #include "record/process_tracker.h"
 #include "record/recorder.h"
@@ -82,6 +84,46 @@ TEST(SampleDecoder, RejectsRecordsWhoseCountsDoNotFit) {
   auto huge = rec;
   reinterpret_cast<ebprof_sample*>(huge.data())->user_frames = EBPROF_MAX_FRAMES + 1;
   EXPECT_FALSE(decode_sample(bytes_of(huge)));
+}
+
+TEST(SampleDecoder, OffCpuRecordsCarryLengthAndStateAndAreChecked) {
+  auto rec = raw_record(7, 8, "sleeper", {0xa}, {0x1});
+  auto* header = reinterpret_cast<ebprof_sample*>(rec.data());
+  header->kind = EBPROF_KIND_OFF_CPU;
+  header->blocked_ns = 100'000'000;
+  header->state = EBPROF_BLOCK_UNINTERRUPTIBLE;
+  auto s = decode_sample(bytes_of(rec));
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->off_cpu);
+  EXPECT_EQ(s->blocked_ns, 100'000'000u);
+  EXPECT_EQ(s->state, EBPROF_BLOCK_UNINTERRUPTIBLE);
+  // Never trusted: an unknown kind or state, or an empty interval.
+  for (auto damage : {+[](ebprof_sample* h) { h->kind = 7; },
+                      +[](ebprof_sample* h) { h->state = EBPROF_BLOCK_STATES; },
+                      +[](ebprof_sample* h) { h->blocked_ns = 0; }}) {
+    auto bad = rec;
+    damage(reinterpret_cast<ebprof_sample*>(bad.data()));
+    EXPECT_FALSE(decode_sample(bytes_of(bad)));
+  }
+  // A sample on CPU has no length, whatever the unused fields hold.
+  header->kind = EBPROF_KIND_SAMPLE;
+  auto on = decode_sample(bytes_of(rec));
+  ASSERT_TRUE(on);
+  EXPECT_FALSE(on->off_cpu);
+  EXPECT_EQ(on->blocked_ns, 0u);
+}
+
+TEST(OffCpu, StatesParseAndBadOnesAreNamed) {
+  EXPECT_EQ(parse_block_states("all"), 0x1fu);
+  EXPECT_EQ(parse_block_states("S,D"), 0x6u);
+  EXPECT_EQ(parse_block_states("R,I,other"), 0x19u);
+  try {
+    parse_block_states("S,Z");
+    ADD_FAILURE() << "Z is no state";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'Z' is not a state"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_block_states(""), Error);
 }
 
 TEST(StackInterner, SameStackSameIdAndHalvesAreDistinct) {

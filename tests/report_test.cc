@@ -794,7 +794,7 @@ std::string diff_top(const std::vector<SymbolizedStack>& base,
   w.push_back(with_samples(new_total, 10));
   std::ostringstream out;
   write_diff_top(out, b[0], w[0], join_stacks(base, now, Join::kSymbol),
-                 {sample_value(b, n), sample_value(w, n)}, n, 0);
+                 {sample_value(b, base_total, n), sample_value(w, new_total, n)}, n, 0);
   return out.str();
 }
 
@@ -1096,6 +1096,61 @@ TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
   EXPECT_EQ(back[0].total_samples, 2u);
   EXPECT_TRUE(back[0].warning.empty()) << back[0].warning;
   EXPECT_EQ(script_of(merged), script_of(path));
+}
+
+// Off CPU in pprof: an off_cpu/nanoseconds type after the others, each
+// sample with one value per type; a recording without samples on CPU has
+// no cpu type.
+TEST(PprofWriter, OffCpuTimeIsATypeOfItsOwn) {
+  auto stacks = two_functions(10, 4);
+  stacks[1].off_cpu = static_cast<uint8_t>(format::BlockState::kSleeping);
+  stacks[1].time_ns = 3'000'000'000;
+  for (bool sampling : {true, false}) {
+    Profile profile = with_samples(10, 10);
+    profile.info.sampling = sampling;
+    std::ostringstream out;
+    write_pprof(out, profile, stacks);
+    perftools::profiles::Profile p = decode_pprof(out.str());
+    std::vector<std::string> types;
+    for (const auto& t : p.sample_type())
+      types.push_back(p.string_table(t.type()));
+    const std::vector<std::string> expected =
+        sampling ? std::vector<std::string>{"samples", "cpu", "off_cpu"}
+                 : std::vector<std::string>{"samples", "off_cpu"};
+    EXPECT_EQ(types, expected);
+    ASSERT_EQ(p.sample_size(), 2);
+    for (const auto& sample : p.sample())
+      EXPECT_EQ(sample.value_size(), p.sample_type_size());
+    EXPECT_EQ(p.sample(1).value(p.sample_type_size() - 1), 3'000'000'000);
+    EXPECT_EQ(p.sample(0).value(p.sample_type_size() - 1), 0);
+  }
+}
+
+TEST(TopWriter, SortByStateShowsWhereThreadsWaited) {
+  Profile profile = with_samples(10, 10);
+  auto stacks = two_functions(10, 4);
+  stacks[1].off_cpu = static_cast<uint8_t>(format::BlockState::kUninterruptible);
+  std::ostringstream out;
+  write_top(out, profile, stacks, {.rows = 0, .sort = parse_sort_keys("state")});
+  EXPECT_NE(out.str().find("40.00%         4  on CPU"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("60.00%         6  D uninterruptible"), std::string::npos) << out.str();
+}
+
+// Time-weighted diff: shares of each side's own total time.
+TEST(Diff, TimeWeightedSharesAreOfEachSidesTime) {
+  auto base = two_functions(100, 30), now = two_functions(100, 30);
+  // Counted in microseconds: f takes 600 of base's 1000 us, 900 of new's 1000.
+  base[0].count = 600, base[1].count = 400, now[0].count = 900, now[1].count = 100;
+  std::vector<Profile> b{with_samples(100, 10)}, w{with_samples(100, 10)};
+  std::ostringstream out;
+  write_diff_top(
+      out, b[0], w[0], join_stacks(base, now, Join::kSymbol),
+      {sample_value(b, 1000, Normalize::kTotal), sample_value(w, 1000, Normalize::kTotal)},
+      Normalize::kTotal, 0, "us");
+  EXPECT_NE(out.str().find("60.00        90.00       +30.00  app                      f"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("self us of each function"), std::string::npos) << out.str();
 }
 
 }  // namespace
