@@ -148,6 +148,8 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	s->blocked_ns = 0;
 	s->state = 0;
 	s->reserved = 0;
+	s->peer = 0;
+	s->flags = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);
@@ -276,17 +278,25 @@ const volatile __u64 max_block_ns = ~0ULL;
 const volatile __u32 state_mask = (1 << EBPROF_BLOCK_STATES) - 1;
 const volatile bool user_threads_only = false;
 const volatile bool kernel_threads_only = false;
+const volatile bool wakers = false; /* --wakers */
 
-/* Threads off CPU, by tid: their record as it will be sent, minus the time.
- * Not preallocated where the recorder allows it (tp_btf): memory follows the
- * threads that block. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384); /* resized by the recorder */
-	__uint(map_flags, BPF_F_NO_PREALLOC); /* cleared by the recorder for other hooks */
-	__type(key, __u32);
-	__type(value, struct ebprof_sample);
-} off_cpu_start SEC(".maps");
+/* A table of records by tid. Not preallocated where the recorder allows it
+ * (tp_btf): memory follows the threads that block. The recorder sizes it,
+ * and preallocates it for the other hooks. */
+#define TID_TABLE(name)                                                   \
+	struct {                                                          \
+		__uint(type, BPF_MAP_TYPE_HASH);                          \
+		__uint(max_entries, 16384);                               \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                     \
+		__type(key, __u32);                                       \
+		__type(value, struct ebprof_sample);                      \
+	} name SEC(".maps")
+
+/* Threads off CPU: their record as it will be sent, minus the time. */
+TID_TABLE(off_cpu_start);
+/* Wakers of threads off CPU (--wakers), by the woken tid: the waker's
+ * record, sent after the interval it ended. */
+TID_TABLE(off_cpu_waker);
 
 /* Its own scratch: a switch never runs inside a sample, but keep them apart. */
 struct {
@@ -366,15 +376,28 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, __u32 
 		__u64 now = bpf_ktime_get_ns();
 		__u64 blocked = now - s->time_ns;
 
+		struct ebprof_sample *w =
+			wakers ? bpf_map_lookup_elem(&off_cpu_waker, &next_tid) : NULL;
+
 		if (blocked >= min_block_ns && blocked <= max_block_ns) {
 			__u32 nk = s->kernel_frames & 0x7f, nu = s->user_frames & 0x7f;
 
 			s->time_ns = now;
 			s->blocked_ns = blocked;
 			s->cpu = bpf_get_smp_processor_id();
+			s->flags = w ? EBPROF_WAKER_FOLLOWS : 0;
 			count_stack_losses(s->reserved);
 			emit(ctx, s, EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64));
+			if (w) {
+				nk = w->kernel_frames & 0x7f;
+				nu = w->user_frames & 0x7f;
+				w->time_ns = now;
+				w->peer = next_tid;
+				emit(ctx, w, EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64));
+			}
 		}
+		if (w)
+			bpf_map_delete_elem(&off_cpu_waker, &next_tid);
 		bpf_map_delete_elem(&off_cpu_start, &next_tid);
 	}
 
@@ -429,4 +452,51 @@ int off_cpu_tp(struct trace_event_raw_sched_switch *ctx)
 
 	return on_switch(ctx, (struct task_struct *)bpf_get_current_task(), reported_state(state),
 			 state & (0x10 | 0x20), ctx->next_pid);
+}
+
+/* A wakeup can come from an interrupt: its own scratch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebprof_sample);
+} waker_scratch SEC(".maps");
+
+/* --wakers: a thread remembered off CPU is being woken; the current task
+ * (the waker, or whatever an interrupt that wakes it interrupted) is taken
+ * with its stacks, to be sent after the interval. */
+static __always_inline int on_wakeup(void *ctx, __u32 wakee)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 zero = 0;
+	struct ebprof_sample *w;
+
+	if (!bpf_map_lookup_elem(&off_cpu_start, &wakee))
+		return 0;
+	w = bpf_map_lookup_elem(&waker_scratch, &zero);
+	if (!w)
+		return 0;
+	fill_current(ctx, w, id >> 32, (__u32)id, EBPROF_KIND_WAKER);
+	w->reserved = 0; /* its stack losses are not a sample's */
+	if (bpf_map_update_elem(&off_cpu_waker, &wakee, w, BPF_ANY))
+		count_loss(EBPROF_LOSS_OFF_CPU_FULL);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(waker_btf, struct task_struct *p)
+{
+	return on_wakeup(ctx, BPF_CORE_READ(p, pid));
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(waker_raw, struct task_struct *p)
+{
+	return on_wakeup(ctx, BPF_CORE_READ(p, pid));
+}
+
+SEC("tracepoint/sched/sched_wakeup")
+int waker_tp(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	return on_wakeup(ctx, ctx->pid);
 }

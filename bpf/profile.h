@@ -24,7 +24,12 @@ enum ebprof_loss_cause {
 enum ebprof_kind {
 	EBPROF_KIND_SAMPLE = 0, /* a stack on a perf event, tracepoint or probe */
 	EBPROF_KIND_OFF_CPU = 1, /* a thread's time off CPU, with its stack when it left */
+	EBPROF_KIND_WAKER = 2,	 /* who woke the thread of the off-CPU record just before it
+				  * from this CPU (--wakers): peer is that thread */
 };
+
+/* ebprof_sample.flags of an off-CPU record: its waker's record follows. */
+#define EBPROF_WAKER_FOLLOWS 1
 
 /* Why a thread left the CPU (--off-cpu), from its state at the switch. */
 enum ebprof_block_state {
@@ -50,10 +55,12 @@ struct ebprof_sample {
 	char comm[EBPROF_COMM_LEN];
 	unsigned long long blocked_ns; /* off CPU: how long, up to time_ns */
 	unsigned int state;	       /* off CPU: enum ebprof_block_state */
-	unsigned int reserved;
+	unsigned int reserved;	       /* BPF's own bookkeeping; ignored */
+	unsigned int peer;	       /* waker: the thread it woke */
+	unsigned int flags;	       /* EBPROF_WAKER_FOLLOWS */
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];
 };
 
-#define EBPROF_SAMPLE_HEADER_SIZE 56
+#define EBPROF_SAMPLE_HEADER_SIZE 64
 
 #endif

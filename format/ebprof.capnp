@@ -96,6 +96,13 @@ struct SampleBatch {
   blockedNs @11 :List(UInt64);
   blockState @12 :List(UInt8);  # off CPU: 0 runnable (preempted), 1 sleeping (S),
                                 # 2 uninterruptible (D), 3 idle kernel thread (I), 4 other
+  # Since 1.2, with --wakers; empty when no interval of the batch has one.
+  # Per sample: who woke the thread (4294967295 in wakerStackId: nobody
+  # known), its stack, pid, tid and comm, ids as for the sample's own.
+  wakerStackId @13 :List(UInt32);
+  wakerPid @14 :List(UInt32);
+  wakerTid @15 :List(UInt32);
+  wakerCommId @16 :List(UInt32);
 }
 
 struct Stack {

@@ -204,6 +204,27 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
           state[i] < kBlockStates ? static_cast<BlockState>(state[i]) : BlockState::kOther;
     }
   }
+  auto waker_stack = r.getWakerStackId();
+  auto waker_pid = r.getWakerPid();
+  auto waker_tid = r.getWakerTid();
+  auto waker_comm = r.getWakerCommId();
+  if (waker_stack.size() || waker_pid.size() || waker_tid.size() || waker_comm.size()) {
+    if (waker_stack.size() != n || waker_pid.size() != n || waker_tid.size() != n ||
+        waker_comm.size() != n)
+      throw FrameDamage{"waker columns differ in length from the samples"};
+    for (size_t i = 0; i < n; ++i) {
+      if (waker_stack[i] == kNoWaker)
+        continue;
+      if (waker_stack[i] >= ids.stacks || waker_comm[i] >= ids.comms)
+        throw FrameDamage{"sample " + std::to_string(i) + "'s waker refers to stack " +
+                          std::to_string(waker_stack[i]) + " or comm " +
+                          std::to_string(waker_comm[i]) + " that the file never defines"};
+      batch.samples[i].waker_stack_id = waker_stack[i];
+      batch.samples[i].waker_pid = waker_pid[i];
+      batch.samples[i].waker_tid = waker_tid[i];
+      batch.samples[i].waker_comm_id = waker_comm[i];
+    }
+  }
   return batch;
 }
 

@@ -101,6 +101,7 @@ enum class BlockState : uint8_t {
   kOther = 4,            // stopped, traced, parked, ...
 };
 inline constexpr int kBlockStates = 5;
+inline constexpr uint32_t kNoWaker = UINT32_MAX;
 
 struct Sample {
   uint64_t time_ns = 0;  // CLOCK_MONOTONIC; off CPU: when the thread ran again
@@ -111,6 +112,11 @@ struct Sample {
   uint32_t comm_id = 0;
   uint64_t blocked_ns = 0;  // 0: a sample on CPU; else an interval off CPU, this long
   BlockState state = BlockState::kRunnable;  // off CPU: why
+  // Off CPU with --wakers: who woke the thread; kNoWaker when unknown.
+  uint32_t waker_stack_id = kNoWaker;
+  uint32_t waker_pid = 0;
+  uint32_t waker_tid = 0;
+  uint32_t waker_comm_id = 0;
 };
 
 // New stacks and comms get ids first_*_id, first_*_id + 1, ... in order.

@@ -259,6 +259,19 @@ void RecordingWriter::write(const SampleBatch& batch) {
   }
   // Off-CPU columns only in batches that hold intervals: a recording
   // without --off-cpu pays nothing for them.
+  if (std::any_of(samples.begin(), samples.end(),
+                  [](const Sample& s) { return s.waker_stack_id != kNoWaker; })) {
+    auto stack = b.initWakerStackId(n);
+    auto pid = b.initWakerPid(n);
+    auto tid = b.initWakerTid(n);
+    auto comm = b.initWakerCommId(n);
+    for (size_t i = 0; i < n; ++i) {
+      stack.set(i, samples[i].waker_stack_id);
+      pid.set(i, samples[i].waker_pid);
+      tid.set(i, samples[i].waker_tid);
+      comm.set(i, samples[i].waker_comm_id);
+    }
+  }
   if (std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.blocked_ns; })) {
     auto blocked = b.initBlockedNs(n);
     auto state = b.initBlockState(n);

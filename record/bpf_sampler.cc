@@ -202,12 +202,19 @@ void BpfSampler::configure_off_cpu(const OffCpuConfig& c) {
                             c.enabled && c.hook == SwitchHook::kRawTracepoint);
   bpf_program__set_autoload(skel_->progs.off_cpu_tp,
                             c.enabled && c.hook == SwitchHook::kTracepoint);
+  const bool wakers = c.enabled && c.wakers;
+  bpf_program__set_autoload(skel_->progs.waker_btf, wakers && c.hook == SwitchHook::kBtfTracepoint);
+  bpf_program__set_autoload(skel_->progs.waker_raw, wakers && c.hook == SwitchHook::kRawTracepoint);
+  bpf_program__set_autoload(skel_->progs.waker_tp, wakers && c.hook == SwitchHook::kTracepoint);
+  // What nothing uses takes no memory either.
+  bpf_map__set_autocreate(skel_->maps.off_cpu_waker, wakers);
+  bpf_map__set_autocreate(skel_->maps.waker_scratch, wakers);
   if (!c.enabled) {
-    // Nothing uses them: no memory for them either.
     bpf_map__set_autocreate(skel_->maps.off_cpu_start, false);
     bpf_map__set_autocreate(skel_->maps.off_cpu_scratch, false);
     return;
   }
+  skel_->rodata->wakers = wakers;
   skel_->rodata->min_block_ns = c.min_block_ns;
   skel_->rodata->max_block_ns = c.max_block_ns ? c.max_block_ns : ~0ull;
   skel_->rodata->state_mask = c.states;
@@ -219,12 +226,13 @@ void BpfSampler::configure_off_cpu(const OffCpuConfig& c) {
   // kernels before 6.1, and is refused on RT ones: only BTF tracing
   // programs, which are safe with it, get a table that grows on demand.
   // The others get a preallocated one, smaller (an entry is ~2 KiB).
-  if (c.hook != SwitchHook::kBtfTracepoint) {
-    if (int err = bpf_map__set_map_flags(skel_->maps.off_cpu_start, 0))
-      throw_bpf("setting up the off-CPU table", -err);
-    if (int err = bpf_map__set_max_entries(skel_->maps.off_cpu_start, 8192))
-      throw_bpf("sizing the off-CPU table", -err);
-  }
+  if (c.hook != SwitchHook::kBtfTracepoint)
+    for (bpf_map* table : {skel_->maps.off_cpu_start, skel_->maps.off_cpu_waker}) {
+      if (int err = bpf_map__set_map_flags(table, 0))
+        throw_bpf("setting up the off-CPU tables", -err);
+      if (int err = bpf_map__set_max_entries(table, 8192))
+        throw_bpf("sizing the off-CPU tables", -err);
+    }
 }
 
 void BpfSampler::attach_off_cpu(const OffCpuConfig& c) {
@@ -236,6 +244,15 @@ void BpfSampler::attach_off_cpu(const OffCpuConfig& c) {
   bpf_link* link = bpf_program__attach(prog);
   if (!link)
     throw_bpf(std::string("attaching --off-cpu to ") + switch_hook_name(c.hook), errno);
+  links_.emplace_back(link);
+  if (!c.wakers)
+    return;
+  bpf_program* waker = c.hook == SwitchHook::kBtfTracepoint   ? skel_->progs.waker_btf
+                       : c.hook == SwitchHook::kRawTracepoint ? skel_->progs.waker_raw
+                                                              : skel_->progs.waker_tp;
+  link = bpf_program__attach(waker);
+  if (!link)
+    throw_bpf("attaching --wakers to sched_wakeup", errno);
   links_.emplace_back(link);
 }
 

@@ -38,6 +38,7 @@ struct OffCpuConfig {
   uint32_t states = 0x1f;     // bit per format::BlockState
   bool user_threads_only = false;
   bool kernel_threads_only = false;
+  bool wakers = false;  // --wakers: who woke each interval's thread
 };
 
 struct SamplerConfig {

@@ -100,6 +100,9 @@ int main(int argc, char** argv) {
                  "With --off-cpu: which states to record: R (preempted), S (sleeping), D "
                  "(uninterruptible), I (idle kernel thread), other, or all")
       ->capture_default_str();
+  app.add_flag("--wakers", o.wakers,
+               "With --off-cpu: also the stack of whoever woke each blocked thread (like "
+               "offwaketime)");
   app.add_option("--off-cpu-hook", o.off_cpu_hook,
                  "With --off-cpu: how to see context switches: auto (the best this kernel "
                  "attaches), tp_btf, raw_tp or tracepoint")

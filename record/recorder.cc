@@ -32,22 +32,29 @@ void Recorder::on_record(std::span<const std::byte> record) {
   if (batch_.samples.empty())
     batch_started_ns_ = monotonic_ns();
 
+  // The tracing glue above the scheduler and the wakeup, which differs by
+  // hook and kernel, is cut.
   if (s->off_cpu)
     s->kernel = kernel_symbols_.from(s->kernel, "__schedule");
-  auto [stack_id, is_new] = interner_.intern(s->kernel, s->user);
-  if (is_new) {
-    batch_.stacks.push_back(interner_.stack(stack_id));
-    kernel_symbols_.take_new(s->kernel, pending_kernel_symbols_);
+  if (s->waker)
+    s->kernel = kernel_symbols_.from(s->kernel, "try_to_wake_up");
+  const uint32_t stack_id = intern_stack(*s);
+  if (s->waker) {
+    // The interval it belongs to came just before from the same CPU; it is
+    // still in this batch unless the batch was written in between.
+    auto it = awaiting_waker_.find(s->peer);
+    if (it != awaiting_waker_.end()) {
+      format::Sample& woken = batch_.samples[it->second];
+      woken.waker_stack_id = stack_id;
+      woken.waker_pid = s->tgid;
+      woken.waker_tid = s->tid;
+      woken.waker_comm_id = intern_comm(s->comm);
+      awaiting_waker_.erase(it);
+    }
+    return;
   }
-  if (auto process = tracker_.observe(s->tgid, s->user, is_new, s->time_ns)) {
-    writer_.write(*process);
-  }
-  // After observe(), so that a new stack's mappings are known.
-  if (is_new && embedder_) {
-    uint64_t start = monotonic_ns();
-    embedder_->take_new(s->tgid, s->user, tracker_);
-    stats_.embed_ns += monotonic_ns() - start;
-  }
+  if (s->waker_follows)
+    awaiting_waker_[s->tid] = batch_.samples.size();
   batch_.samples.push_back(format::Sample{
       s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm),
       s->blocked_ns, static_cast<format::BlockState>(s->state)});
@@ -55,6 +62,24 @@ void Recorder::on_record(std::span<const std::byte> record) {
   stats_.off_cpu += s->off_cpu;
   if (batch_.samples.size() >= kMaxBatchSamples)
     flush(0, true);
+}
+
+uint32_t Recorder::intern_stack(const RawSample& s) {
+  auto [stack_id, is_new] = interner_.intern(s.kernel, s.user);
+  if (is_new) {
+    batch_.stacks.push_back(interner_.stack(stack_id));
+    kernel_symbols_.take_new(s.kernel, pending_kernel_symbols_);
+  }
+  if (auto process = tracker_.observe(s.tgid, s.user, is_new, s.time_ns)) {
+    writer_.write(*process);
+  }
+  // After observe(), so that a new stack's mappings are known.
+  if (is_new && embedder_) {
+    uint64_t start = monotonic_ns();
+    embedder_->take_new(s.tgid, s.user, tracker_);
+    stats_.embed_ns += monotonic_ns() - start;
+  }
+  return stack_id;
 }
 
 namespace {
@@ -114,6 +139,7 @@ void Recorder::flush(uint64_t now_ns, bool force) {
   batch_.stacks.clear();
   batch_.comms.clear();
   batch_.samples.clear();
+  awaiting_waker_.clear();  // indexes into the batch just written
 }
 
 }  // namespace ebprof::record

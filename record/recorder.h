@@ -10,6 +10,7 @@
 #include "format/writer.h"
 #include "record/kallsyms.h"
 #include "record/process_tracker.h"
+#include "record/sample_decoder.h"
 #include "record/stack_interner.h"
 #include "record/symbol_embedder.h"
 
@@ -57,6 +58,9 @@ class Recorder {
 
  private:
   uint32_t intern_comm(std::string_view comm);
+  // The record's stack id, new stacks, kernel symbols and process maps
+  // written down on the way.
+  uint32_t intern_stack(const RawSample& s);
 
   format::RecordingWriter& writer_;
   ProcessTracker tracker_;
@@ -66,6 +70,8 @@ class Recorder {
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;
   format::SampleBatch batch_;
+  // Intervals of this batch whose waker's record is still to come, by tid.
+  std::unordered_map<uint32_t, size_t> awaiting_waker_;
   std::map<std::pair<uint16_t, std::string>, uint64_t> losses_written_;  // by cpu, cause
   uint64_t batch_started_ns_ = 0;
   RecorderStats stats_;

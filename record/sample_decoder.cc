@@ -42,9 +42,10 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   const size_t nk = header.kernel_frames, nu = header.user_frames;
   if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES ||
       bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t) ||
-      header.kind > EBPROF_KIND_OFF_CPU ||
+      header.kind > EBPROF_KIND_WAKER ||
       (header.kind == EBPROF_KIND_OFF_CPU &&
-       (header.blocked_ns == 0 || header.state >= EBPROF_BLOCK_STATES)))
+       (header.blocked_ns == 0 || header.state >= EBPROF_BLOCK_STATES)) ||
+      (header.kind == EBPROF_KIND_WAKER && header.peer == 0))
     return std::nullopt;
 
   RawSample s;
@@ -53,6 +54,9 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   s.tid = header.tid;
   s.cpu = header.cpu;
   s.off_cpu = header.kind == EBPROF_KIND_OFF_CPU;
+  s.waker_follows = s.off_cpu && (header.flags & EBPROF_WAKER_FOLLOWS);
+  s.waker = header.kind == EBPROF_KIND_WAKER;
+  s.peer = s.waker ? header.peer : 0;
   s.blocked_ns = s.off_cpu ? header.blocked_ns : 0;
   s.state = s.off_cpu ? static_cast<uint8_t>(header.state) : 0;
   const char* comm = reinterpret_cast<const char*>(bytes.data()) + offsetof(ebprof_sample, comm);

@@ -15,7 +15,10 @@ struct RawSample {
   uint32_t tgid = 0;
   uint32_t tid = 0;
   uint32_t cpu = 0;
-  bool off_cpu = false;     // an interval off CPU, ended at time_ns
+  bool off_cpu = false;        // an interval off CPU, ended at time_ns
+  bool waker_follows = false;  // off CPU: the next record from its CPU is its waker's
+  bool waker = false;          // who woke thread `peer`: the stack is the waker's
+  uint32_t peer = 0;
   uint64_t blocked_ns = 0;  // off CPU: how long
   uint8_t state = 0;        // off CPU: format::BlockState
   std::string_view comm;

@@ -81,11 +81,12 @@ void check_options(const RecordOptions& o) {
                 std::to_string(std::bit_ceil(o.mmap_pages)));
   // --off-cpu's shaping options, before anything slow starts.
   const bool off_cpu = o.off_cpu || o.off_cpu_only;
-  if (!off_cpu && (o.min_block_us != 1 || o.max_block_us || o.states != "all" ||
-                   o.user_threads_only || o.kernel_threads_only || o.off_cpu_hook != "auto"))
+  if (!off_cpu &&
+      (o.min_block_us != 1 || o.max_block_us || o.states != "all" || o.user_threads_only ||
+       o.kernel_threads_only || o.off_cpu_hook != "auto" || o.wakers))
     throw Error(
-        "--min-block, --max-block, --state, --user-threads-only, --kernel-threads-only and "
-        "--off-cpu-hook shape --off-cpu: add --off-cpu");
+        "--min-block, --max-block, --state, --user-threads-only, --kernel-threads-only, "
+        "--wakers and --off-cpu-hook shape --off-cpu: add --off-cpu");
   if (o.off_cpu_only && (o.event != "cpu-clock" || o.period || o.frequency != 99))
     throw Error(
         "--off-cpu-only takes no samples: -e, -F and -c do not apply (use --off-cpu "
@@ -166,6 +167,7 @@ OffCpuConfig off_cpu_config(const RecordOptions& o) {
   c.states = parse_block_states(o.states);
   c.user_threads_only = o.user_threads_only;
   c.kernel_threads_only = o.kernel_threads_only;
+  c.wakers = o.wakers;
   return c;
 }
 

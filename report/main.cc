@@ -233,6 +233,9 @@ int main(int argc, char** argv) {
                       "prints them; either side may be empty");
   filters->add_flag("--include-idle", samples.include_idle, "Count the idle task (pid 0) too");
   std::string view, weight = "auto";
+  filters->add_flag("--wakers", symbols.wakers,
+                    "Show who woke each blocked thread (recorded with --wakers): its stack "
+                    "above a '--' frame, its comm last, like offwaketime");
   filters->add_option("--view", view,
                       "oncpu: samples on CPU (the default); offcpu: intervals off CPU (recorded "
                       "with --off-cpu; the default for --off-cpu-only); wall: both, the whole "

@@ -72,17 +72,23 @@ class ProfileBuilder : public format::RecordingVisitor {
           continue;
       }
       const bool on_cpu = s.blocked_ns == 0;
+      const bool woken = s.waker_stack_id != format::kNoWaker;
       Key key{s.pid,
               s.tid,
               s.cpu,
               capture_at(p, s.pid, s.time_ns),
               s.comm_id,
               s.stack_id,
-              on_cpu ? kOnCpu : static_cast<uint8_t>(s.state)};
+              on_cpu ? kOnCpu : static_cast<uint8_t>(s.state),
+              woken ? s.waker_pid : 0,
+              woken ? capture_at(p, s.waker_pid, s.time_ns) : 0,
+              woken ? s.waker_comm_id : 0,
+              s.waker_stack_id};
       auto [it, inserted] = index_.try_emplace(key, p.counts.size());
       if (inserted)
-        p.counts.push_back(
-            {key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id, key.off_cpu});
+        p.counts.push_back({key.pid, key.tid, key.cpu, key.capture, key.comm_id, key.stack_id,
+                            key.off_cpu, key.waker_pid, key.waker_capture, key.waker_comm_id,
+                            key.waker_stack_id});
       StackCount& c = p.counts[it->second];
       ++c.count;
       // Saturated: a hostile length must not wrap a sum around.
@@ -129,13 +135,15 @@ class ProfileBuilder : public format::RecordingVisitor {
     uint16_t cpu;
     uint32_t capture, comm_id, stack_id;
     uint8_t off_cpu;
+    uint32_t waker_pid, waker_capture, waker_comm_id, waker_stack_id;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
       uint64_t h = k.pid;
       for (uint64_t v : {uint64_t(k.tid), uint64_t(k.cpu), uint64_t(k.capture), uint64_t(k.comm_id),
-                         uint64_t(k.stack_id), uint64_t(k.off_cpu)})
+                         uint64_t(k.stack_id), uint64_t(k.off_cpu), uint64_t(k.waker_pid),
+                         uint64_t(k.waker_stack_id)})
         h = (h ^ v) * 0x9e3779b97f4a7c15ull;
       return h ^ (h >> 32);
     }

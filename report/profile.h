@@ -37,8 +37,13 @@ struct StackCount {
   uint32_t comm_id = 0;
   uint32_t stack_id = 0;
   uint8_t off_cpu = kOnCpu;  // kOnCpu, or the format::BlockState of intervals off CPU
-  uint64_t count = 0;        // samples, or intervals off CPU
-  uint64_t time_ns = 0;      // what they stand for: sample periods, or time off CPU
+  // Off CPU with --wakers: who woke the thread (waker_stack_id kNoWaker: unknown).
+  uint32_t waker_pid = 0;
+  uint32_t waker_capture = 0;
+  uint32_t waker_comm_id = 0;
+  uint32_t waker_stack_id = format::kNoWaker;
+  uint64_t count = 0;    // samples, or intervals off CPU
+  uint64_t time_ns = 0;  // what they stand for: sample periods, or time off CPU
 };
 
 // A recording reduced to what reports need: tables plus per-stack counts.

@@ -84,18 +84,39 @@ Frame off_cpu_frame(uint8_t state) {
   return f;
 }
 
+// Who woke a blocked thread, above its stack as offwaketime draws it: root
+// first, the blocked stack, "--", then the waker's stack leaf first and its
+// comm last (so, in this leaf-first list, the comm first).
+void add_waker(const Profile& profile, Symbolizer& symbolizer, const StackCount& c,
+               std::vector<Frame>& frames) {
+  auto comm = profile.comms.find(c.waker_comm_id);
+  std::vector<Frame> top{
+      Frame{comm == profile.comms.end() ? kLostComm : comm->second, "[waker]", false, true}};
+  const Frames& waker = symbolizer.frames(c.waker_pid, c.waker_capture, c.waker_stack_id);
+  top.insert(top.end(), waker.rbegin(), waker.rend());
+  top.push_back(Frame{"--", "[waker]", false, true});
+  frames.insert(frames.begin(), top.begin(), top.end());
+}
+
 // One profile's stacks appended to `out`, through `symbolizer`.
-void symbolize_into(const Profile& profile, Symbolizer& symbolizer, bool per_thread,
+void symbolize_into(const Profile& profile, Symbolizer& symbolizer, bool per_thread, bool wakers,
                     std::vector<SymbolizedStack>& out) {
   // Without threads and CPUs, the counts of one (process, capture, comm,
-  // stack, off-CPU state) merge first: each distinct stack's frames are
-  // shared once.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint8_t>, size_t> merged;
+  // stack, off-CPU state, waker when shown) merge first: each distinct
+  // stack's frames are shared once.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint8_t, uint32_t, uint32_t, uint32_t,
+                      uint32_t>,
+           size_t>
+      merged;
   out.reserve(out.size() + profile.counts.size());
   for (const StackCount& c : profile.counts) {
+    const bool woken = wakers && c.waker_stack_id != format::kNoWaker;
     if (!per_thread) {
-      auto [it, inserted] =
-          merged.try_emplace({c.pid, c.capture, c.comm_id, c.stack_id, c.off_cpu}, out.size());
+      auto [it, inserted] = merged.try_emplace(
+          {c.pid, c.capture, c.comm_id, c.stack_id, c.off_cpu, woken ? c.waker_pid : 0,
+           woken ? c.waker_capture : 0, woken ? c.waker_comm_id : 0,
+           woken ? c.waker_stack_id : format::kNoWaker},
+          out.size());
       if (!inserted) {
         out[it->second].count += c.count;
         out[it->second].time_ns += c.time_ns;
@@ -109,6 +130,8 @@ void symbolize_into(const Profile& profile, Symbolizer& symbolizer, bool per_thr
       // output, pprof and flame graphs show them apart from running ones.
       std::vector<Frame> with_state = frames.get();
       with_state.push_back(off_cpu_frame(c.off_cpu));
+      if (woken)
+        add_waker(profile, symbolizer, c, with_state);
       frames = std::move(with_state);
     }
     out.push_back({c.pid, per_thread ? c.tid : 0, per_thread ? c.cpu : uint16_t{0},
@@ -129,11 +152,12 @@ std::vector<SymbolizedStack> symbolize(std::span<const Profile> profiles, Symbol
   std::vector<SymbolizedStack> out;
   if (profiles.empty())
     return out;
+  const bool wakers = options.wakers;
   UserSymbolizer user(*profiles.front().embedded_symbols, profiles.front().jit_symbols,
                       std::move(options));
   for (const Profile& p : profiles) {
     Symbolizer symbolizer(p, user);
-    symbolize_into(p, symbolizer, per_thread, out);
+    symbolize_into(p, symbolizer, per_thread, wakers, out);
   }
   return out;
 }

@@ -25,6 +25,8 @@ struct SymbolizeOptions {
   // (--no-inline turns it off, like perf's: then DWARF is read only for
   // --lines, and ELF symbols alone name frames, as in perf script).
   bool inline_frames = true;
+  // Off-CPU stacks with who woke them (--wakers), offwaketime-style.
+  bool wakers = false;
   // Told once per binary found on disk whose build-id is not the recorded
   // one (a rebuild, an upgrade): it is never used for names.
   std::function<void(const std::string& message)> warn;

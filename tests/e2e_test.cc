@@ -1012,8 +1012,8 @@ TEST(EndToEnd, EachSwitchHookSeesTheSameSleeps) {
   const bool has_btf =
       run(kReport + " info " + data).out.find("through tp_btf") != std::string::npos;
   for (const char* hook : {"tp_btf", "raw_tp", "tracepoint"}) {
-    Outcome rec = run(kRecord + " --off-cpu-only --off-cpu-hook " + hook + " -o " + data + " -- " +
-                      kOffCpu + " 1");
+    Outcome rec = run(kRecord + " --off-cpu-only --wakers --off-cpu-hook " + hook + " -o " + data +
+                      " -- " + kOffCpu + " 1");
     if (std::string(hook) == "tp_btf" && !has_btf) {
       EXPECT_NE(rec.err.find("this kernel does not attach it"), std::string::npos) << rec.err;
       std::cout << "[  SKIPPED ] tp_btf: this kernel does not attach it\n";
@@ -1028,6 +1028,13 @@ TEST(EndToEnd, EachSwitchHookSeesTheSameSleeps) {
     const double slept =
         folded_us(folded.out, {"[off-cpu: S sleeping]", "sleep_100ms", "do_nanosleep"}) / 1e6;
     EXPECT_NEAR(slept, lifetime, 0.1 * lifetime) << hook << "\n" << folded.out;
+    // And each hook's wakeup program: the feeder ends the reader's waits.
+    Outcome woken = run(kReport + " -i " + data + " --wakers --format folded");
+    const double reader = thread_life(rec.out, "reader").second;
+    EXPECT_NEAR(folded_us(woken.out, {"read_pipe", ";--;", "feed_pipe"}) / 1e6, reader,
+                0.1 * reader)
+        << hook << "\n"
+        << woken.out;
   }
 }
 
@@ -1058,6 +1065,24 @@ TEST(EndToEnd, OffCpuFiltersShapeWhatIsRecorded) {
   Outcome bad = run(kRecord + " --state S -o " + data + " -- " + kOffCpu + " 0.1");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("add --off-cpu"), std::string::npos) << bad.err;
+}
+
+// --wakers: the reader's waits on the pipe were ended by the feeder's
+// writes, and the report shows so, offwaketime-style.
+TEST(EndToEnd, WakersShowWhoEndedEachWait) {
+  REQUIRE_BPF();
+  std::string data = temp_file("wakers.data");
+  Outcome rec = run(kRecord + " --off-cpu-only --wakers -o " + data + " -- " + kOffCpu + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const double reader_s = thread_life(rec.out, "reader").second;
+  Outcome folded = run(kReport + " -i " + data + " --wakers --format folded");
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  // Nearly all the reader's wait was ended by the feeder's write.
+  const double woken = folded_us(folded.out, {"read_pipe", ";--;", "feed_pipe"}) / 1e6;
+  EXPECT_NEAR(woken, reader_s, 0.1 * reader_s) << folded.out;
+  // Without --wakers the report shows no waker.
+  Outcome plain = run(kReport + " -i " + data + " --format folded");
+  EXPECT_EQ(plain.out.find(";--;"), std::string::npos) << plain.out;
 }
 
 }  // namespace

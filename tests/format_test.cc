@@ -170,6 +170,10 @@ TEST(Reader, OffCpuIntervalsReadBackAsWritten) {
   SampleBatch mixed = second_batch();
   mixed.samples[1].blocked_ns = 123'456'789;
   mixed.samples[1].state = BlockState::kUninterruptible;
+  mixed.samples[1].waker_stack_id = 1;
+  mixed.samples[1].waker_pid = 30;
+  mixed.samples[1].waker_tid = 31;
+  mixed.samples[1].waker_comm_id = 0;
   {
     auto w = RecordingWriter::create(path);
     RecordingInfo info = make_info();
@@ -195,6 +199,9 @@ TEST(Reader, OffCpuIntervalsReadBackAsWritten) {
   EXPECT_EQ(c.batches[1].samples[0].blocked_ns, 0u);
   EXPECT_EQ(c.batches[1].samples[1].blocked_ns, 123'456'789u);
   EXPECT_EQ(c.batches[1].samples[1].state, BlockState::kUninterruptible);
+  EXPECT_EQ(c.batches[1].samples[1].waker_stack_id, 1u);
+  EXPECT_EQ(c.batches[1].samples[1].waker_tid, 31u);
+  EXPECT_EQ(c.batches[1].samples[0].waker_stack_id, kNoWaker);
 
   // A file from before 1.2 samples on CPU.
   std::string old = temp_file("no-offcpu.data");
