@@ -73,13 +73,17 @@ struct {
 	__type(value, __u8);
 } target_cpus SEC(".maps");
 
-/* A sample is 2 KiB at most: too big for the 512-byte BPF stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ebprof_sample);
-} scratch SEC(".maps");
+/* Room for one record per CPU: a record is 2 KiB at most, too big for the
+ * 512-byte BPF stack. */
+#define SCRATCH(name)                                                                              \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(max_entries, 1);                                                            \
+		__type(key, __u32);                                                                \
+		__type(value, struct ebprof_sample);                                               \
+	} name SEC(".maps")
+
+SCRATCH(scratch);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -131,6 +135,15 @@ static __always_inline void count_stack_losses(__u32 lost)
 		count_loss(EBPROF_LOSS_TRUNCATED);
 }
 
+/* A record's bytes: the header and the frames it holds. The masks are no-ops
+ * at run time (counts are at most 127); they bound the size for the
+ * verifier. */
+static __always_inline __u64 record_size(const struct ebprof_sample *s)
+{
+	return EBPROF_SAMPLE_HEADER_SIZE +
+	       ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f)) * sizeof(__u64);
+}
+
 /* Fills `s` with the current task: who, where, and its kernel and user
  * stacks, noting in s->reserved what of them could not be read. Returns the
  * record's size. */
@@ -176,7 +189,7 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 
 	s->kernel_frames = nk;
 	s->user_frames = nu;
-	return EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64);
+	return record_size(s);
 }
 
 /* Sends a record to the recorder, through the ring buffer or this CPU's
@@ -283,13 +296,13 @@ const volatile bool wakers = false; /* --wakers */
 /* A table of records by tid. Not preallocated where the recorder allows it
  * (tp_btf): memory follows the threads that block. The recorder sizes it,
  * and preallocates it for the other hooks. */
-#define TID_TABLE(name)                                                   \
-	struct {                                                          \
-		__uint(type, BPF_MAP_TYPE_HASH);                          \
-		__uint(max_entries, 16384);                               \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                     \
-		__type(key, __u32);                                       \
-		__type(value, struct ebprof_sample);                      \
+#define TID_TABLE(name)                                                                            \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, 16384);                                                        \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__type(key, __u32);                                                                \
+		__type(value, struct ebprof_sample);                                               \
 	} name SEC(".maps")
 
 /* Threads off CPU: their record as it will be sent, minus the time. */
@@ -299,12 +312,7 @@ TID_TABLE(off_cpu_start);
 TID_TABLE(off_cpu_waker);
 
 /* Its own scratch: a switch never runs inside a sample, but keep them apart. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ebprof_sample);
-} off_cpu_scratch SEC(".maps");
+SCRATCH(off_cpu_scratch);
 
 #define TASK_INTERRUPTIBLE   0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
@@ -380,20 +388,16 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, __u32 
 			wakers ? bpf_map_lookup_elem(&off_cpu_waker, &next_tid) : NULL;
 
 		if (blocked >= min_block_ns && blocked <= max_block_ns) {
-			__u32 nk = s->kernel_frames & 0x7f, nu = s->user_frames & 0x7f;
-
 			s->time_ns = now;
 			s->blocked_ns = blocked;
 			s->cpu = bpf_get_smp_processor_id();
 			s->flags = w ? EBPROF_WAKER_FOLLOWS : 0;
 			count_stack_losses(s->reserved);
-			emit(ctx, s, EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64));
+			emit(ctx, s, record_size(s));
 			if (w) {
-				nk = w->kernel_frames & 0x7f;
-				nu = w->user_frames & 0x7f;
 				w->time_ns = now;
 				w->peer = next_tid;
-				emit(ctx, w, EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(__u64));
+				emit(ctx, w, record_size(w));
 			}
 		}
 		if (w)
@@ -455,12 +459,7 @@ int off_cpu_tp(struct trace_event_raw_sched_switch *ctx)
 }
 
 /* A wakeup can come from an interrupt: its own scratch. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ebprof_sample);
-} waker_scratch SEC(".maps");
+SCRATCH(waker_scratch);
 
 /* --wakers: a thread remembered off CPU is being woken; the current task
  * (the waker, or whatever an interrupt that wakes it interrupted) is taken

@@ -22,7 +22,7 @@ enum ebprof_loss_cause {
 
 /* What a record is. */
 enum ebprof_kind {
-	EBPROF_KIND_SAMPLE = 0, /* a stack on a perf event, tracepoint or probe */
+	EBPROF_KIND_SAMPLE = 0,	 /* a stack on a perf event, tracepoint or probe */
 	EBPROF_KIND_OFF_CPU = 1, /* a thread's time off CPU, with its stack when it left */
 	EBPROF_KIND_WAKER = 2,	 /* who woke the thread of the off-CPU record just before it
 				  * from this CPU (--wakers): peer is that thread */
@@ -33,11 +33,11 @@ enum ebprof_kind {
 
 /* Why a thread left the CPU (--off-cpu), from its state at the switch. */
 enum ebprof_block_state {
-	EBPROF_BLOCK_RUNNABLE = 0,	/* preempted or yielded: still runnable */
-	EBPROF_BLOCK_SLEEP = 1,		/* interruptible sleep (S) */
+	EBPROF_BLOCK_RUNNABLE = 0,	  /* preempted or yielded: still runnable */
+	EBPROF_BLOCK_SLEEP = 1,		  /* interruptible sleep (S) */
 	EBPROF_BLOCK_UNINTERRUPTIBLE = 2, /* uninterruptible sleep (D) */
-	EBPROF_BLOCK_IDLE = 3,		/* TASK_IDLE: a kernel thread waiting for work */
-	EBPROF_BLOCK_OTHER = 4,		/* stopped, traced, parked, ... */
+	EBPROF_BLOCK_IDLE = 3,		  /* TASK_IDLE: a kernel thread waiting for work */
+	EBPROF_BLOCK_OTHER = 4,		  /* stopped, traced, parked, ... */
 	EBPROF_BLOCK_STATES = 5,
 };
 
@@ -45,7 +45,8 @@ enum ebprof_block_state {
  * kernel_frames + user_frames used entries of ips are sent: kernel frames
  * first (leaf first), then user frames (leaf first). */
 struct ebprof_sample {
-	unsigned long long time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns); off CPU: when it ran again */
+	unsigned long long
+		time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns); off CPU: when it ran again */
 	unsigned int tgid;
 	unsigned int tid;
 	unsigned short cpu;

@@ -139,14 +139,18 @@ std::vector<format::KernelSymbol> read_kallsyms(const std::vector<format::Kernel
 KernelSymbolIndex::KernelSymbolIndex(std::vector<format::KernelSymbol> symbols)
     : symbols_(std::move(symbols)), taken_(symbols_.size()) {}
 
+const format::KernelSymbol* KernelSymbolIndex::find(std::string_view name) const {
+  auto it = std::find_if(symbols_.begin(), symbols_.end(),
+                         [&](const format::KernelSymbol& s) { return s.name == name; });
+  return it == symbols_.end() ? nullptr : &*it;
+}
+
 std::span<const uint64_t> KernelSymbolIndex::from(std::span<const uint64_t> stack,
-                                                  std::string_view function) const {
-  for (size_t frame = 0; frame < stack.size(); ++frame) {
-    uint64_t address = format::lookup_address(stack, frame);
-    const format::KernelSymbol* symbol = format::kernel_symbol_at_or_below(symbols_, address);
-    if (symbol && format::covers(*symbol, address) && symbol->name == function)
-      return stack.subspan(frame);
-  }
+                                                  const format::KernelSymbol* function) {
+  if (function)
+    for (size_t frame = 0; frame < stack.size(); ++frame)
+      if (format::covers(*function, format::lookup_address(stack, frame)))
+        return stack.subspan(frame);
   return stack;
 }
 

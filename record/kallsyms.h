@@ -58,11 +58,16 @@ class KernelSymbolIndex {
   // needs and that were not handed out yet.
   void take_new(std::span<const uint64_t> stack, std::vector<format::KernelSymbol>& out);
 
+  // The symbol `name`, or null: looked up once, by name, for from().
+  const format::KernelSymbol* find(std::string_view name) const;
+
   // `stack` from its first frame in `function` on, or all of it when no
-  // frame is: an off-CPU stack without the tracing glue (BPF program,
-  // bpf_trace_run, perf_trace_*) above __schedule(), which differs by hook
-  // and kernel.
-  std::span<const uint64_t> from(std::span<const uint64_t> stack, std::string_view function) const;
+  // frame is (or `function` is null): an off-CPU stack without the tracing
+  // glue (BPF program, bpf_trace_run, perf_trace_*) above __schedule(),
+  // which differs by hook and kernel. Address comparisons only: it runs
+  // for every interval.
+  static std::span<const uint64_t> from(std::span<const uint64_t> stack,
+                                        const format::KernelSymbol* function);
 
  private:
   std::vector<format::KernelSymbol> symbols_;  // ascending, bounded

@@ -13,6 +13,8 @@ Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_sym
     : writer_(writer),
       tracker_(std::move(tracker)),
       kernel_symbols_(std::move(kernel_symbols)),
+      schedule_(kernel_symbols_.find("__schedule")),
+      try_to_wake_up_(kernel_symbols_.find("try_to_wake_up")),
       embedder_(std::move(embedder)) {}
 
 uint32_t Recorder::intern_comm(std::string_view comm) {
@@ -35,9 +37,9 @@ void Recorder::on_record(std::span<const std::byte> record) {
   // The tracing glue above the scheduler and the wakeup, which differs by
   // hook and kernel, is cut.
   if (s->off_cpu)
-    s->kernel = kernel_symbols_.from(s->kernel, "__schedule");
+    s->kernel = KernelSymbolIndex::from(s->kernel, schedule_);
   if (s->waker)
-    s->kernel = kernel_symbols_.from(s->kernel, "try_to_wake_up");
+    s->kernel = KernelSymbolIndex::from(s->kernel, try_to_wake_up_);
   const uint32_t stack_id = intern_stack(*s);
   if (s->waker) {
     // The interval it belongs to came just before from the same CPU; it is

@@ -66,6 +66,9 @@ class Recorder {
   ProcessTracker tracker_;
   StackInterner interner_;
   KernelSymbolIndex kernel_symbols_;
+  // Where off-CPU and waker stacks start, once the tracing glue is cut.
+  const format::KernelSymbol* schedule_;
+  const format::KernelSymbol* try_to_wake_up_;
   std::optional<SymbolEmbedder> embedder_;
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;

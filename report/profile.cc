@@ -53,6 +53,7 @@ class ProfileBuilder : public format::RecordingVisitor {
   void on_samples(format::SampleBatch&& batch) override {
     Profile& p = p_();
     const uint64_t period = sample_weight(p.info);
+    const View view = view_of(filter_, p.info);
     for (size_t i = 0; i < batch.stacks.size(); ++i)
       p.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
     for (size_t i = 0; i < batch.comms.size(); ++i)
@@ -60,7 +61,7 @@ class ProfileBuilder : public format::RecordingVisitor {
     for (const format::Sample& s : batch.samples) {
       // What --view leaves out is not part of this report at all: no
       // "filtered" in the header for intervals of an on-CPU view.
-      if (!in_view(filter_, p.info, s))
+      if (!in_view(view, s))
         continue;
       ++p.recorded_samples;
       // The comm is looked up only when the filter names some: this runs
@@ -244,12 +245,8 @@ Profile summary_of(std::span<const Profile> profiles) {
   return s;
 }
 
-bool in_view(const SampleFilter* filter, const format::RecordingInfo& info,
-             const format::Sample& s) {
-  const View view = filter && filter->view ? *filter->view
-                    : info.sampling        ? View::kOnCpu
-                                           : View::kOffCpu;
-  return view == View::kWall || (view == View::kOnCpu) == (s.blocked_ns == 0);
+View view_of(const SampleFilter* filter, const format::RecordingInfo& info) {
+  return filter && filter->view ? *filter->view : info.sampling ? View::kOnCpu : View::kOffCpu;
 }
 
 const char* state_name(uint8_t off_cpu) {

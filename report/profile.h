@@ -19,9 +19,12 @@ using EmbeddedTables = std::unordered_map<std::string, ElfSymbolTable>;
 // StackCount::off_cpu of samples on CPU.
 inline constexpr uint8_t kOnCpu = 0xff;
 
-// Whether --view (in `filter`, else what the recording holds) counts `s`.
-bool in_view(const SampleFilter* filter, const format::RecordingInfo& info,
-             const format::Sample& s);
+// What --view (in `filter`) shows; without one, what the recording holds:
+// samples on CPU, or intervals off CPU for --off-cpu-only.
+View view_of(const SampleFilter* filter, const format::RecordingInfo& info);
+inline bool in_view(View view, const format::Sample& s) {
+  return view == View::kWall || (view == View::kOnCpu) == (s.blocked_ns == 0);
+}
 
 // What a thread was doing: "on CPU", or why it was off it (--off-cpu):
 // "R preempted", "S sleeping", "D uninterruptible", "I idle", "other".

@@ -37,11 +37,13 @@ class ScriptWriter : public format::RecordingVisitor {
   void on_samples(format::SampleBatch&& batch) override {
     for (size_t i = 0; i < batch.comms.size(); ++i)
       comms_.emplace(batch.first_comm_id + i, std::move(batch.comms[i]));
+    const View view = view_of(&samples_, profile_->info);
     for (const format::Sample& s : batch.samples) {
+      if (!in_view(view, s))
+        continue;
       auto comm_it = comms_.find(s.comm_id);
       const std::string& comm = comm_it == comms_.end() ? kLostComm : comm_it->second;
-      if (!keeps(samples_, s, comm, profile_->info.start_monotonic_ns) ||
-          !in_view(&samples_, profile_->info, s))
+      if (!keeps(samples_, s, comm, profile_->info.start_monotonic_ns))
         continue;
       const Frames* frames = shown(s.pid, capture_at(*profile_, s.pid, s.time_ns), s.stack_id);
       if (!frames)
