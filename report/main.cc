@@ -109,11 +109,11 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-FlameOptions flame_options(const std::vector<Profile>& profiles, const std::string& what) {
+FlameOptions flame_options(const std::vector<Profile>& profiles, const std::string& unit) {
   const Profile& first = profiles.front();
-  return {what + ": " + first.info.event + " on " + first.info.hostname + ", " +
+  return {"Flame graph: " + first.info.event + " on " + first.info.hostname + ", " +
               utc_time(first.info.start_realtime_ns),
-          false, "samples"};
+          false, unit};
 }
 
 // `ebprof-report diff BASE NEW`: both sides loaded and symbolized alike,
@@ -375,9 +375,11 @@ int main(int argc, char** argv) {
       for (const Profile& p : profiles)
         write_info(out, p, unnamed_by_reason(symbolize(p, symbols, false)));
     } else if (diff->parsed()) {
-      write_diff(out, format, load_all({diff_inputs[0]}, &samples),
-                 load_all({diff_inputs[1]}, &samples), normalized, joined, symbols, stacks,
-                 top.rows, weight);
+      const std::vector<Profile> base = load_all({diff_inputs[0]}, &samples);
+      const std::vector<Profile> now = load_all({diff_inputs[1]}, &samples);
+      check_view(base, samples.view);
+      check_view(now, samples.view);
+      write_diff(out, format, base, now, normalized, joined, symbols, stacks, top.rows, weight);
     } else if (format == "script") {
       for (const std::string& in : inputs)
         write_script(out, in, load_all({in}, nullptr), samples, stacks, symbols);
@@ -393,8 +395,7 @@ int main(int argc, char** argv) {
       const std::vector<SymbolizedStack> symbolized =
           symbolize_all(profiles, symbols, per_thread, stacks, by_time);
       const Profile summary = summary_of(profiles);
-      FlameOptions flame = flame_options(profiles, "Flame graph");
-      flame.unit = by_time ? "us" : "samples";
+      const FlameOptions flame = flame_options(profiles, by_time ? "us" : "samples");
       top.time = by_time;
       if (format == "folded")
         write_folded(out, symbolized, folded);

@@ -101,39 +101,47 @@ void add_waker(const Profile& profile, Symbolizer& symbolizer, const StackCount&
 // One profile's stacks appended to `out`, through `symbolizer`.
 void symbolize_into(const Profile& profile, Symbolizer& symbolizer, bool per_thread, bool wakers,
                     std::vector<SymbolizedStack>& out) {
-  // Without threads and CPUs, the counts of one (process, capture, comm,
-  // stack, off-CPU state, waker when shown) merge first: each distinct
-  // stack's frames are shared once.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint8_t, uint32_t, uint32_t, uint32_t,
-                      uint32_t>,
-           size_t>
-      merged;
+  // What a stack looks like, threads and CPUs aside: process, capture,
+  // comm, stack, off-CPU state, and the waker when shown.
+  using Shape = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint8_t, uint32_t, uint32_t,
+                           uint32_t, uint32_t>;
+  std::map<Shape, size_t> merged;     // without threads and CPUs: its entry in `out`
+  std::map<Shape, Frames> decorated;  // off CPU: its frames, built once, then shared
   out.reserve(out.size() + profile.counts.size());
   for (const StackCount& c : profile.counts) {
     const bool woken = wakers && c.waker_stack_id != format::kNoWaker;
+    const Shape shape{c.pid,
+                      c.capture,
+                      c.comm_id,
+                      c.stack_id,
+                      c.off_cpu,
+                      woken ? c.waker_pid : 0,
+                      woken ? c.waker_capture : 0,
+                      woken ? c.waker_comm_id : 0,
+                      woken ? c.waker_stack_id : format::kNoWaker};
     if (!per_thread) {
-      auto [it, inserted] = merged.try_emplace(
-          {c.pid, c.capture, c.comm_id, c.stack_id, c.off_cpu, woken ? c.waker_pid : 0,
-           woken ? c.waker_capture : 0, woken ? c.waker_comm_id : 0,
-           woken ? c.waker_stack_id : format::kNoWaker},
-          out.size());
+      auto [it, inserted] = merged.try_emplace(shape, out.size());
       if (!inserted) {
         out[it->second].count += c.count;
         out[it->second].time_ns += c.time_ns;
         continue;
       }
     }
-    auto comm_it = profile.comms.find(c.comm_id);
     Frames frames = symbolizer.frames(c.pid, c.capture, c.stack_id);
     if (c.off_cpu != kOnCpu) {
       // Blocked stacks get their state as the root frame, so that folded
       // output, pprof and flame graphs show them apart from running ones.
-      std::vector<Frame> with_state = frames.get();
-      with_state.push_back(off_cpu_frame(c.off_cpu));
-      if (woken)
-        add_waker(profile, symbolizer, c, with_state);
-      frames = std::move(with_state);
+      auto [it, fresh] = decorated.try_emplace(shape);
+      if (fresh) {
+        std::vector<Frame> with_state = frames.get();
+        with_state.push_back(off_cpu_frame(c.off_cpu));
+        if (woken)
+          add_waker(profile, symbolizer, c, with_state);
+        it->second = std::move(with_state);
+      }
+      frames = it->second;
     }
+    auto comm_it = profile.comms.find(c.comm_id);
     out.push_back({c.pid, per_thread ? c.tid : 0, per_thread ? c.cpu : uint16_t{0},
                    comm_it == profile.comms.end() ? kLostComm : comm_it->second, c.count,
                    std::move(frames), c.time_ns, c.off_cpu});
