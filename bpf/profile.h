@@ -28,6 +28,14 @@ enum ebprof_kind {
 				  * from this CPU (--wakers): peer is that thread */
 };
 
+/* ebprof_sample.stack_losses: what of a record's stacks could not be read.
+ * BPF counts them (as EBPROF_LOSS_*) when it sends the record, since an
+ * off-CPU record may never be sent; user space needs no more than the
+ * frame counts. */
+#define EBPROF_LOST_KERNEL_STACK (1 << 0)
+#define EBPROF_LOST_USER_STACK	 (1 << 1)
+#define EBPROF_LOST_TRUNCATED	 (1 << 2)
+
 /* ebprof_sample.flags of an off-CPU record: its waker's record follows. */
 #define EBPROF_WAKER_FOLLOWS 1
 
@@ -56,7 +64,7 @@ struct ebprof_sample {
 	char comm[EBPROF_COMM_LEN];
 	unsigned long long blocked_ns; /* off CPU: how long, up to time_ns */
 	unsigned int state;	       /* off CPU: enum ebprof_block_state */
-	unsigned int reserved;	       /* BPF's own bookkeeping; ignored */
+	unsigned int stack_losses;     /* EBPROF_LOST_*: what of the stacks could not be read */
 	unsigned int peer;	       /* waker: the thread it woke */
 	unsigned int flags;	       /* EBPROF_WAKER_FOLLOWS */
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];

@@ -1,7 +1,8 @@
 # Compiles BPF C programs (CO-RE) and turns each into a libbpf skeleton.
 #
-#   add_bpf_skeleton(<name> SOURCE <file.bpf.c>)
+#   add_bpf_skeleton(<name> SOURCES <file.bpf.c>...)
 #
+# compiles each source, links them into one BPF object with bpftool, and
 # creates an INTERFACE target <name>_skel whose include directory holds
 # <name>.skel.h, declaring struct <name>_bpf. Header dependencies of the BPF source come from clang's
 # depfile, so editing bpf/profile.h rebuilds the skeleton.
@@ -57,28 +58,42 @@ if(NOT EXISTS ${BPF_VMLINUX_DIR}/vmlinux.h)
 endif()
 
 function(add_bpf_skeleton name)
-  cmake_parse_arguments(ARG "" "SOURCE" "" ${ARGN})
-  if(NOT ARG_SOURCE)
-    message(FATAL_ERROR "add_bpf_skeleton(${name}): SOURCE is required")
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "add_bpf_skeleton(${name}): SOURCES is required")
   endif()
-  get_filename_component(src ${ARG_SOURCE} ABSOLUTE)
-  get_filename_component(src_dir ${src} DIRECTORY)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_skel)
   set(obj ${out_dir}/${name}.bpf.o)
   set(skel ${out_dir}/${name}.skel.h)
   file(MAKE_DIRECTORY ${out_dir})
 
+  set(unit_objs "")
+  foreach(source IN LISTS ARG_SOURCES)
+    get_filename_component(src ${source} ABSOLUTE)
+    get_filename_component(src_dir ${src} DIRECTORY)
+    get_filename_component(unit ${src} NAME_WE)
+    set(unit_obj ${out_dir}/${unit}.unit.o)
+    add_custom_command(
+      OUTPUT ${unit_obj}
+      COMMAND ${BPF_CLANG} -target bpf -D__TARGET_ARCH_${BPF_TARGET_ARCH} -g -O2 -Wall
+              -I${BPF_VMLINUX_DIR} -I${src_dir} ${BPF_SYSTEM_INCLUDES}
+              -MD -MF ${unit_obj}.d -c ${src} -o ${unit_obj}
+      # DWARF is only needed by the compiler for BTF; the skeleton embeds the
+      # object, so strip it to keep the binaries small.
+      COMMAND ${BPF_LLVM_STRIP} -g ${unit_obj}
+      DEPENDS ${src}
+      DEPFILE ${unit_obj}.d
+      COMMENT "BPF ${name}: compiling ${source}"
+      VERBATIM)
+    list(APPEND unit_objs ${unit_obj})
+  endforeach()
+  # bpftool's static linker joins the units into one object, resolving the
+  # maps and settings they share (extern in all but the one defining them).
   add_custom_command(
     OUTPUT ${obj}
-    COMMAND ${BPF_CLANG} -target bpf -D__TARGET_ARCH_${BPF_TARGET_ARCH} -g -O2 -Wall
-            -I${BPF_VMLINUX_DIR} -I${src_dir} ${BPF_SYSTEM_INCLUDES}
-            -MD -MF ${obj}.d -c ${src} -o ${obj}
-    # DWARF is only needed by the compiler for BTF; the skeleton embeds the
-    # object, so strip it to keep the binaries small.
-    COMMAND ${BPF_LLVM_STRIP} -g ${obj}
-    DEPENDS ${src}
-    DEPFILE ${obj}.d
-    COMMENT "BPF ${name}: compiling ${ARG_SOURCE}"
+    COMMAND ${BPF_BPFTOOL} gen object ${obj} ${unit_objs}
+    DEPENDS ${unit_objs}
+    COMMENT "BPF ${name}: linking"
     VERBATIM)
   # bpftool writes the skeleton to stdout; the build tool's shell redirects it.
   add_custom_command(

@@ -37,7 +37,7 @@ inline const Mapping* find_mapping(const std::vector<Mapping>& mappings, uint64_
 
 // The last symbol of `symbols` (sorted by address) starting at or below
 // `address`, or null; whether it covers the address is its size's to say.
-inline const KernelSymbol* kernel_symbol_at_or_below(const std::vector<KernelSymbol>& symbols,
+inline const KernelSymbol* kernel_symbol_at_or_below(std::span<const KernelSymbol> symbols,
                                                      uint64_t address) {
   auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
                              [](uint64_t a, const KernelSymbol& s) { return a < s.address; });

@@ -268,12 +268,8 @@ RecordingEnd decode(schema::RecordingEnd::Reader r) {
   if (causes.size() != counts.size() || (kept.size() != 0 && kept.size() != causes.size()))
     throw FrameDamage{"loss lists differ in length"};
   for (size_t i = 0; i < causes.size(); ++i) {
-    std::string cause = str(causes[i]);
-    // 1.0 wrote samples with an unreadable half all the same.
-    bool sample_kept = kept.size() != 0
-                           ? kept[i]
-                           : cause == "kernel stack unreadable" || cause == "user stack unreadable";
-    end.losses.push_back({std::move(cause), counts[i], sample_kept});
+    const LossCause cause = parse_loss_cause(str(causes[i]));
+    end.losses.push_back({cause, counts[i], kept.size() != 0 ? kept[i] : loss_keeps_sample(cause)});
   }
   return end;
 }
@@ -299,7 +295,7 @@ Losses decode(schema::Losses::Reader r) {
   if (causes.size() != cpus.size() || counts.size() != cpus.size() || kept.size() != cpus.size())
     throw FrameDamage{"loss lists differ in length"};
   for (size_t i = 0; i < cpus.size(); ++i)
-    l.counts.push_back({str(causes[i]), counts[i], kept[i], cpus[i]});
+    l.counts.push_back({parse_loss_cause(str(causes[i])), counts[i], kept[i], cpus[i]});
   return l;
 }
 
@@ -351,13 +347,10 @@ std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
   return {major, minor};
 }
 
-// Decompresses and decodes one checked frame and hands it to the visitor.
-// Returns why the frame is damaged, or "" when it was delivered. Nothing
-// reaches the visitor from a damaged frame.
-std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& stored,
-                         std::vector<uint64_t>& raw, ZSTD_DCtx* zstd, IdSpace& ids, bool allow_gaps,
-                         RecordingVisitor& visitor, const FrameInfo& info,
-                         const std::string& path) {
+// A frame's message bytes into `raw`: decompressed, or copied. Returns why
+// the frame is damaged, or "".
+std::string unpack(const FrameHeader& h, const std::vector<uint8_t>& stored,
+                   std::vector<uint64_t>& raw, ZSTD_DCtx* zstd) {
   bool compressed = h.flags & kFrameZstd;
   if (compressed && ZSTD_getFrameContentSize(stored.data(), stored.size()) != h.raw_size)
     return "frame does not decompress";
@@ -373,17 +366,80 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
   } else {
     std::memcpy(raw.data(), stored.data(), stored.size());
   }
-  if (info.index == 0 && h.kind != static_cast<uint16_t>(FrameKind::kRecordingInfo) &&
-      h.kind != static_cast<uint16_t>(FrameKind::kSource))
-    throw Error(path + " has no recording header frame: file is damaged");
+  return "";
+}
 
-  auto deliver = [&](auto&& value, auto callback) {
+// Hands one decoded frame to the visitor, under its source.
+struct Delivery {
+  RecordingVisitor& visitor;
+  const FrameInfo& info;
+  IdSpace& ids;
+  uint16_t kind;
+
+  template <typename Value, typename Callback>
+  void operator()(Value&& value, Callback callback) {
     FrameInfo placed = info;
     placed.source = ids.source;
     visitor.on_frame(placed);
     (visitor.*callback)(std::move(value));
-    ids.source_has_content |= h.kind != static_cast<uint16_t>(FrameKind::kSource);
-  };
+    ids.source_has_content |= kind != static_cast<uint16_t>(FrameKind::kSource);
+  }
+};
+
+// Decodes the message of a frame by its kind and delivers it. Throws
+// FrameDamage or kj::Exception for a damaged message.
+void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver) {
+  IdSpace& ids = deliver.ids;
+  switch (static_cast<FrameKind>(deliver.kind)) {
+    case FrameKind::kRecordingInfo: {
+      RecordingInfo decoded = decode(message.getRoot<schema::RecordingInfo>());
+      if (ids.merged && ids.source_has_content)
+        ids.start_source();  // its Source frame was lost
+      return deliver(std::move(decoded), &RecordingVisitor::on_info);
+    }
+    case FrameKind::kKernelSymbols:
+      return deliver(decode(message.getRoot<schema::KernelSymbols>()),
+                     &RecordingVisitor::on_kernel_symbols);
+    case FrameKind::kProcess:
+      return deliver(decode(message.getRoot<schema::Process>()), &RecordingVisitor::on_process);
+    case FrameKind::kSampleBatch: {
+      IdSpace after = ids;  // committed only if the whole batch decodes
+      SampleBatch batch = decode(message.getRoot<schema::SampleBatch>(), after, allow_gaps);
+      ids = after;
+      return deliver(std::move(batch), &RecordingVisitor::on_samples);
+    }
+    case FrameKind::kElfSymbols:
+      return deliver(decode(message.getRoot<schema::ElfSymbols>()),
+                     &RecordingVisitor::on_elf_symbols);
+    case FrameKind::kRecordingEnd:
+      return deliver(decode(message.getRoot<schema::RecordingEnd>()), &RecordingVisitor::on_end);
+    case FrameKind::kLosses:
+      return deliver(decode(message.getRoot<schema::Losses>()), &RecordingVisitor::on_losses);
+    case FrameKind::kJitSymbols:
+      return deliver(decode(message.getRoot<schema::JitSymbols>()),
+                     &RecordingVisitor::on_jit_symbols);
+    case FrameKind::kSource: {
+      // Decoded before anything moves: a damaged one changes nothing.
+      Source decoded = decode(message.getRoot<schema::Source>());
+      ids.start_source();
+      return deliver(std::move(decoded), &RecordingVisitor::on_source);
+    }
+  }
+  deliver.visitor.on_frame(deliver.info);  // a kind from a newer minor version: skip it
+}
+
+// Decompresses and decodes one checked frame and hands it to the visitor.
+// Returns why the frame is damaged, or "" when it was delivered. Nothing
+// reaches the visitor from a damaged frame.
+std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& stored,
+                         std::vector<uint64_t>& raw, ZSTD_DCtx* zstd, IdSpace& ids, bool allow_gaps,
+                         RecordingVisitor& visitor, const FrameInfo& info,
+                         const std::string& path) {
+  if (std::string damage = unpack(h, stored, raw, zstd); !damage.empty())
+    return damage;
+  if (info.index == 0 && h.kind != static_cast<uint16_t>(FrameKind::kRecordingInfo) &&
+      h.kind != static_cast<uint16_t>(FrameKind::kSource))
+    throw Error(path + " has no recording header frame: file is damaged");
   try {
     capnp::ReaderOptions options;
     // Bound the work a message can cause to a small multiple of its size.
@@ -391,51 +447,8 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
     options.nestingLimit = 16;
     capnp::FlatArrayMessageReader message(
         kj::arrayPtr(reinterpret_cast<const capnp::word*>(raw.data()), raw.size()), options);
-    switch (static_cast<FrameKind>(h.kind)) {
-      case FrameKind::kRecordingInfo: {
-        RecordingInfo decoded = decode(message.getRoot<schema::RecordingInfo>());
-        if (ids.merged && ids.source_has_content)
-          ids.start_source();  // its Source frame was lost
-        deliver(std::move(decoded), &RecordingVisitor::on_info);
-        break;
-      }
-      case FrameKind::kKernelSymbols:
-        deliver(decode(message.getRoot<schema::KernelSymbols>()),
-                &RecordingVisitor::on_kernel_symbols);
-        break;
-      case FrameKind::kProcess:
-        deliver(decode(message.getRoot<schema::Process>()), &RecordingVisitor::on_process);
-        break;
-      case FrameKind::kSampleBatch: {
-        IdSpace after = ids;  // committed only if the whole batch decodes
-        SampleBatch batch = decode(message.getRoot<schema::SampleBatch>(), after, allow_gaps);
-        ids = after;
-        deliver(std::move(batch), &RecordingVisitor::on_samples);
-        break;
-      }
-      case FrameKind::kElfSymbols:
-        deliver(decode(message.getRoot<schema::ElfSymbols>()), &RecordingVisitor::on_elf_symbols);
-        break;
-      case FrameKind::kRecordingEnd:
-        deliver(decode(message.getRoot<schema::RecordingEnd>()), &RecordingVisitor::on_end);
-        break;
-      case FrameKind::kLosses:
-        deliver(decode(message.getRoot<schema::Losses>()), &RecordingVisitor::on_losses);
-        break;
-      case FrameKind::kJitSymbols:
-        deliver(decode(message.getRoot<schema::JitSymbols>()), &RecordingVisitor::on_jit_symbols);
-        break;
-      case FrameKind::kSource: {
-        // Decoded before anything moves: a damaged one changes nothing.
-        Source decoded = decode(message.getRoot<schema::Source>());
-        ids.start_source();
-        deliver(std::move(decoded), &RecordingVisitor::on_source);
-        break;
-      }
-      default:
-        visitor.on_frame(info);  // a kind from a newer minor version: skip it
-        break;
-    }
+    Delivery deliver{visitor, info, ids, h.kind};
+    dispatch(message, allow_gaps, deliver);
   } catch (const FrameDamage& d) {
     return "frame is damaged: " + d.why;
   } catch (const kj::Exception& e) {

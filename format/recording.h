@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/elf_file.h"
@@ -76,6 +77,13 @@ struct ProcessPlace {
   std::string root;              // target of /proc/PID/root: "/" unless chrooted
   bool operator==(const ProcessPlace&) const = default;
 };
+
+// ProcessInfo::maps_error of a process gone before its maps were read, and
+// of a child of a process whose maps were never read: reports tell these
+// apart from other failures (whose text says what failed).
+inline constexpr std::string_view kMapsErrorExited = "process exited before its maps were read";
+inline constexpr std::string_view kMapsErrorForkedUnread =
+    "forked from a process whose maps were never read";
 
 struct ProcessInfo {
   uint32_t pid = 0;
@@ -152,9 +160,29 @@ struct JitSymbols {
 
 inline constexpr uint16_t kNoCpu = 0xffff;
 
+// Why samples were lost, or kept with part of their stack missing. The file
+// names each by its text (loss_cause_name): a reader keeps causes it does
+// not know as kUnknown.
+enum class LossCause : uint8_t {
+  kBufferFull,             // no room in the ring or perf buffer: dropped
+  kKernelStackUnreadable,  // kept without its kernel half
+  kUserStackUnreadable,    // kept without its user half
+  kStackTruncated,         // a half filled all kMaxStackFrames: kept, cut
+  kPerfBufferOutput,       // the perf buffer refused it for another reason: dropped
+  kOffCpuTableFull,        // no room to remember a thread's switch out: interval lost
+  kMalformedRecord,        // the recorder could not decode what BPF sent: dropped
+  kUnknown,                // written by a newer ebprof
+};
+inline constexpr int kLossCauses = 8;
+const char* loss_cause_name(LossCause cause);  // "buffer full", ...
+LossCause parse_loss_cause(std::string_view name);
+// Whether samples lost to `cause` were written all the same (with a part
+// of their stack missing), as 1.0 files, which do not say, had them.
+bool loss_keeps_sample(LossCause cause);
+
 // Samples lost to one cause, or kept with part of their stack missing.
 struct LossCount {
-  std::string cause;
+  LossCause cause = LossCause::kUnknown;
   uint64_t count = 0;
   bool sample_kept = false;  // written with part of its stack missing, rather than dropped
   uint16_t cpu = kNoCpu;     // in Losses frames; kNoCpu in totals and for recorder-side causes

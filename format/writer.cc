@@ -291,7 +291,7 @@ void RecordingWriter::write(const RecordingEnd& end) {
   auto counts = b.initLossCounts(end.losses.size());
   auto kept = b.initLossSampleKept(end.losses.size());
   for (size_t i = 0; i < end.losses.size(); ++i) {
-    causes.set(i, text(end.losses[i].cause));
+    causes.set(i, loss_cause_name(end.losses[i].cause));
     counts.set(i, end.losses[i].count);
     kept.set(i, end.losses[i].sample_kept);
   }
@@ -328,7 +328,7 @@ void RecordingWriter::write(const Losses& losses) {
   auto kept = b.initSampleKept(n);
   for (size_t i = 0; i < n; ++i) {
     cpus.set(i, losses.counts[i].cpu);
-    causes.set(i, text(losses.counts[i].cause));
+    causes.set(i, loss_cause_name(losses.counts[i].cause));
     counts.set(i, losses.counts[i].count);
     kept.set(i, losses.counts[i].sample_kept);
   }

@@ -13,6 +13,7 @@
 
 #include "bpf/profile.h"
 #include "common/error.h"
+#include "format/losses.h"
 #include "profile.skel.h"
 #include "record/privileges.h"
 
@@ -109,49 +110,111 @@ void BpfSampler::RingDelete::operator()(ring_buffer* ring) const {
   ring_buffer__free(ring);
 }
 
-BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
-    : handler_(std::move(handler)) {
+BpfSampler::BpfSampler(const SamplerConfig& config) {
   check_btf();
-
   skel_.reset(profile_bpf__open());
   if (!skel_)
     throw_bpf("opening the BPF object", errno);
+  configure(config);
+  if (int err = profile_bpf__load(skel_.get()))
+    throw_load_failure(-err, config.transport);
+  fill_filters(config);
+  // Readers first, then the programs that fill them, so that no early
+  // sample finds nowhere to go; fork-following before sampling, so that no
+  // child of a target is born unseen.
+  open_readers(config);
+  if (config.tasks == TaskFilter::kProcesses) {
+    attach(skel_->progs.follow_fork, "following forks");
+    attach(skel_->progs.forget_exited, "following exits");
+  }
+  if (config.off_cpu)
+    attach_off_cpu(*config.off_cpu);
+  if (config.sampling)
+    attach_event(config);
+}
+
+BpfSampler::~BpfSampler() = default;
+
+// One ring for all CPUs, as large as the per-CPU buffers together.
+static size_t ring_bytes(const SamplerConfig& config) {
+  return std::bit_ceil(config.pages_per_cpu * getpagesize() * config.cpus.size());
+}
+
+// Settings and which programs and maps load: before the object is loaded.
+void BpfSampler::configure(const SamplerConfig& config) {
   const bool ring = config.transport == Transport::kRingBuffer;
-  // One ring for all CPUs, as large as the per-CPU buffers together.
-  const size_t ring_bytes =
-      std::bit_ceil(config.pages_per_cpu * getpagesize() * config.cpus.size());
-  if (ring && ring_bytes > kMaxRingBytes)
+  if (ring && ring_bytes(config) > kMaxRingBytes)
     throw Error("-m " + std::to_string(config.pages_per_cpu) + " pages on " +
                 std::to_string(config.cpus.size()) + " CPUs is more than the " +
                 std::to_string(kMaxRingBytes >> 20) + " MiB ring buffer allowed: lower -m");
-  skel_->rodata->filter_tgid = config.filter_pids;
-  skel_->rodata->filter_tid = config.filter_tids;
+  skel_->rodata->filter_tgid = config.tasks == TaskFilter::kProcesses;
+  skel_->rodata->filter_tid = config.tasks == TaskFilter::kThreads;
   skel_->rodata->filter_cgroup = config.cgroup_fd >= 0;
-  const bool perf_event = config.event.kind == EventSpec::Kind::kPerf;
+  using Kind = EventSpec::Kind;
+  const std::optional<Kind> kind =
+      config.sampling ? std::optional(config.sampling->event.kind) : std::nullopt;
   // A perf event is opened on the chosen CPUs only; probes and context
   // switches fire everywhere.
   skel_->rodata->filter_cpu =
-      (!perf_event || !config.sampling || config.off_cpu.enabled) && config.cpus != online_cpus();
+      (kind != Kind::kPerf || config.off_cpu) && config.cpus != online_cpus();
   if (int err = bpf_map__set_max_entries(skel_->maps.target_cpus, libbpf_num_possible_cpus()))
     throw_bpf("sizing the CPU filter", -err);
   // Only the programs the event and --off-cpu need are loaded.
-  bpf_program__set_autoload(skel_->progs.sample_stack, config.sampling && perf_event);
-  bpf_program__set_autoload(skel_->progs.tracepoint_stack,
-                            config.sampling && config.event.kind == EventSpec::Kind::kTracepoint);
+  bpf_program__set_autoload(skel_->progs.sample_stack, kind == Kind::kPerf);
+  bpf_program__set_autoload(skel_->progs.tracepoint_stack, kind == Kind::kTracepoint);
   bpf_program__set_autoload(skel_->progs.probe_stack,
-                            config.sampling && (config.event.kind == EventSpec::Kind::kUprobe ||
-                                                config.event.kind == EventSpec::Kind::kKprobe));
+                            kind == Kind::kUprobe || kind == Kind::kKprobe);
   configure_off_cpu(config.off_cpu);
   skel_->rodata->use_perfbuf = !ring;
-  skel_->rodata->wakeup_bytes = ring_bytes / 4;
-  if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes))
+  skel_->rodata->wakeup_bytes = ring_bytes(config) / 4;
+  if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes(config)))
     throw_bpf("sizing the ring buffer", -err);
   // A kernel without ring buffers cannot create the map; the program's
   // ring-buffer path is dead code then, so nothing refers to it.
   if (!ring)
     bpf_map__set_autocreate(skel_->maps.events, false);
-  if (int err = profile_bpf__load(skel_.get()))
-    throw_load_failure(-err, config.transport);
+}
+
+void BpfSampler::configure_off_cpu(const std::optional<OffCpuConfig>& c) {
+  auto hook_is = [&](SwitchHook hook) { return c && c->hook == hook; };
+  bpf_program__set_autoload(skel_->progs.off_cpu_btf, hook_is(SwitchHook::kBtfTracepoint));
+  bpf_program__set_autoload(skel_->progs.off_cpu_raw, hook_is(SwitchHook::kRawTracepoint));
+  bpf_program__set_autoload(skel_->progs.off_cpu_tp, hook_is(SwitchHook::kTracepoint));
+  const bool wakers = c && c->wakers;
+  bpf_program__set_autoload(skel_->progs.waker_btf, wakers && hook_is(SwitchHook::kBtfTracepoint));
+  bpf_program__set_autoload(skel_->progs.waker_raw, wakers && hook_is(SwitchHook::kRawTracepoint));
+  bpf_program__set_autoload(skel_->progs.waker_tp, wakers && hook_is(SwitchHook::kTracepoint));
+  // What nothing uses takes no memory either.
+  bpf_map__set_autocreate(skel_->maps.off_cpu_waker, wakers);
+  bpf_map__set_autocreate(skel_->maps.waker_scratch, wakers);
+  if (!c) {
+    bpf_map__set_autocreate(skel_->maps.off_cpu_start, false);
+    bpf_map__set_autocreate(skel_->maps.off_cpu_scratch, false);
+    return;
+  }
+  skel_->rodata->wakers = wakers;
+  skel_->rodata->min_block_ns = c->min_block_ns;
+  skel_->rodata->max_block_ns = c->max_block_ns ? c->max_block_ns : ~0ull;
+  skel_->rodata->state_mask = c->states;
+  skel_->rodata->user_threads_only = c->threads == ThreadKinds::kUser;
+  skel_->rodata->kernel_threads_only = c->threads == ThreadKinds::kKernel;
+  skel_->rodata->switch_has_prev_state =
+      c->hook != SwitchHook::kTracepoint && switch_passes_prev_state();
+  // Run-time allocation from tracepoint programs warns (and taints) on
+  // kernels before 6.1, and is refused on RT ones: only BTF tracing
+  // programs, which are safe with it, get a table that grows on demand.
+  // The others get a preallocated one, smaller (an entry is ~2 KiB).
+  if (c->hook != SwitchHook::kBtfTracepoint)
+    for (bpf_map* table : {skel_->maps.off_cpu_start, skel_->maps.off_cpu_waker}) {
+      if (int err = bpf_map__set_map_flags(table, 0))
+        throw_bpf("setting up the off-CPU tables", -err);
+      if (int err = bpf_map__set_max_entries(table, 8192))
+        throw_bpf("sizing the off-CPU tables", -err);
+    }
+}
+
+// The cgroup and CPU filters, into the loaded maps.
+void BpfSampler::fill_filters(const SamplerConfig& config) {
   if (config.cgroup_fd >= 0) {
     uint32_t slot = 0;
     if (bpf_map__update_elem(skel_->maps.target_cgroup, &slot, sizeof(slot), &config.cgroup_fd,
@@ -164,104 +227,50 @@ BpfSampler::BpfSampler(const SamplerConfig& config, Handler handler)
     if (bpf_map__update_elem(skel_->maps.target_cpus, &key, sizeof(key), &on, sizeof(on), 0))
       throw_errno("setting the CPU filter", errno);
   }
-  // Readers first, then the programs that fill them, so that no early
-  // sample finds nowhere to go; fork-following before sampling, so that no
-  // child of a target is born unseen.
-  if (ring) {
+}
+
+void BpfSampler::open_readers(const SamplerConfig& config) {
+  if (config.transport == Transport::kRingBuffer) {
     ring_.reset(
         ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfSampler::on_record, this, nullptr));
     if (!ring_)
       throw_bpf("opening the ring buffer", errno);
-  } else {
-    // An interval off CPU ends, and is sent, on whichever CPU the thread
-    // comes back on: with --off-cpu every CPU needs a buffer.
-    perf_ring_ = std::make_unique<PerfRing>(
-        bpf_map__fd(skel_->maps.perf_events), config.pages_per_cpu,
-        bpf_output_attr(config.pages_per_cpu), config.off_cpu.enabled ? online_cpus() : config.cpus,
-        [this](int, std::span<const std::byte> record) { keep_raw(raw_data(record)); });
-  }
-  if (config.filter_pids) {
-    for (bpf_program* prog : {skel_->progs.follow_fork, skel_->progs.forget_exited}) {
-      bpf_link* link = bpf_program__attach(prog);
-      if (!link)
-        throw_bpf(std::string("attaching ") + bpf_program__name(prog), errno);
-      links_.emplace_back(link);
-    }
-  }
-  attach_off_cpu(config.off_cpu);
-  if (config.sampling)
-    attach_event(config);
-}
-
-BpfSampler::~BpfSampler() = default;
-
-void BpfSampler::configure_off_cpu(const OffCpuConfig& c) {
-  bpf_program__set_autoload(skel_->progs.off_cpu_btf,
-                            c.enabled && c.hook == SwitchHook::kBtfTracepoint);
-  bpf_program__set_autoload(skel_->progs.off_cpu_raw,
-                            c.enabled && c.hook == SwitchHook::kRawTracepoint);
-  bpf_program__set_autoload(skel_->progs.off_cpu_tp,
-                            c.enabled && c.hook == SwitchHook::kTracepoint);
-  const bool wakers = c.enabled && c.wakers;
-  bpf_program__set_autoload(skel_->progs.waker_btf, wakers && c.hook == SwitchHook::kBtfTracepoint);
-  bpf_program__set_autoload(skel_->progs.waker_raw, wakers && c.hook == SwitchHook::kRawTracepoint);
-  bpf_program__set_autoload(skel_->progs.waker_tp, wakers && c.hook == SwitchHook::kTracepoint);
-  // What nothing uses takes no memory either.
-  bpf_map__set_autocreate(skel_->maps.off_cpu_waker, wakers);
-  bpf_map__set_autocreate(skel_->maps.waker_scratch, wakers);
-  if (!c.enabled) {
-    bpf_map__set_autocreate(skel_->maps.off_cpu_start, false);
-    bpf_map__set_autocreate(skel_->maps.off_cpu_scratch, false);
     return;
   }
-  skel_->rodata->wakers = wakers;
-  skel_->rodata->min_block_ns = c.min_block_ns;
-  skel_->rodata->max_block_ns = c.max_block_ns ? c.max_block_ns : ~0ull;
-  skel_->rodata->state_mask = c.states;
-  skel_->rodata->user_threads_only = c.user_threads_only;
-  skel_->rodata->kernel_threads_only = c.kernel_threads_only;
-  skel_->rodata->switch_has_prev_state =
-      c.hook != SwitchHook::kTracepoint && switch_passes_prev_state();
-  // Run-time allocation from tracepoint programs warns (and taints) on
-  // kernels before 6.1, and is refused on RT ones: only BTF tracing
-  // programs, which are safe with it, get a table that grows on demand.
-  // The others get a preallocated one, smaller (an entry is ~2 KiB).
-  if (c.hook != SwitchHook::kBtfTracepoint)
-    for (bpf_map* table : {skel_->maps.off_cpu_start, skel_->maps.off_cpu_waker}) {
-      if (int err = bpf_map__set_map_flags(table, 0))
-        throw_bpf("setting up the off-CPU tables", -err);
-      if (int err = bpf_map__set_max_entries(table, 8192))
-        throw_bpf("sizing the off-CPU tables", -err);
-    }
+  // An interval off CPU ends, and is sent, on whichever CPU the thread
+  // comes back on: with --off-cpu every CPU needs a buffer.
+  perf_ring_ = std::make_unique<PerfRing>(
+      bpf_map__fd(skel_->maps.perf_events), config.pages_per_cpu,
+      bpf_output_attr(config.pages_per_cpu), config.off_cpu ? online_cpus() : config.cpus,
+      [this](int, std::span<const std::byte> record) { keep_raw(raw_data(record)); });
+}
+
+void BpfSampler::attach(bpf_program* prog, const std::string& what) {
+  bpf_link* link = bpf_program__attach(prog);
+  if (!link)
+    throw_bpf(what, errno);
+  links_.emplace_back(link);
 }
 
 void BpfSampler::attach_off_cpu(const OffCpuConfig& c) {
-  if (!c.enabled)
-    return;
-  bpf_program* prog = c.hook == SwitchHook::kBtfTracepoint   ? skel_->progs.off_cpu_btf
-                      : c.hook == SwitchHook::kRawTracepoint ? skel_->progs.off_cpu_raw
-                                                             : skel_->progs.off_cpu_tp;
-  bpf_link* link = bpf_program__attach(prog);
-  if (!link)
-    throw_bpf(std::string("attaching --off-cpu to ") + switch_hook_name(c.hook), errno);
-  links_.emplace_back(link);
-  if (!c.wakers)
-    return;
-  bpf_program* waker = c.hook == SwitchHook::kBtfTracepoint   ? skel_->progs.waker_btf
-                       : c.hook == SwitchHook::kRawTracepoint ? skel_->progs.waker_raw
-                                                              : skel_->progs.waker_tp;
-  link = bpf_program__attach(waker);
-  if (!link)
-    throw_bpf("attaching --wakers to sched_wakeup", errno);
-  links_.emplace_back(link);
+  auto pick = [&](bpf_program* btf, bpf_program* raw, bpf_program* tracepoint) {
+    return c.hook == SwitchHook::kBtfTracepoint   ? btf
+           : c.hook == SwitchHook::kRawTracepoint ? raw
+                                                  : tracepoint;
+  };
+  attach(pick(skel_->progs.off_cpu_btf, skel_->progs.off_cpu_raw, skel_->progs.off_cpu_tp),
+         std::string("attaching --off-cpu to ") + switch_hook_name(c.hook));
+  if (c.wakers)
+    attach(pick(skel_->progs.waker_btf, skel_->progs.waker_raw, skel_->progs.waker_tp),
+           "attaching --wakers to sched_wakeup");
 }
 
 void BpfSampler::attach_event(const SamplerConfig& config) {
-  const EventSpec& e = config.event;
+  const EventSpec& e = config.sampling->event;
   bpf_link* link = nullptr;
   switch (e.kind) {
     case EventSpec::Kind::kPerf:
-      for (PerfEvent& event : open_sampling_events(e, config.rate, config.cpus)) {
+      for (PerfEvent& event : open_sampling_events(e, config.sampling->rate, config.cpus)) {
         link = bpf_program__attach_perf_event(skel_->progs.sample_stack, event.fd.get());
         if (!link)
           throw_bpf("attaching to the perf event of CPU " + std::to_string(event.cpu), errno);
@@ -297,7 +306,7 @@ void BpfSampler::attach_event(const SamplerConfig& config) {
 int BpfSampler::on_record(void* ctx, void* data, size_t size) {
   auto* self = static_cast<BpfSampler*>(ctx);
   try {
-    self->handler_(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+    (*self->handler_)(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
   } catch (...) {
     self->handler_error_ = std::current_exception();
     return -ECANCELED;  // stops libbpf's consume loop
@@ -330,8 +339,8 @@ void BpfSampler::hand_over_in_time_order() {
   std::stable_sort(pending_.begin(), pending_.end(),
                    [](const Pending& a, const Pending& b) { return a.time_ns < b.time_ns; });
   for (const Pending& p : pending_)
-    handler_(std::span<const std::byte>(reinterpret_cast<const std::byte*>(arena_.data() + p.word),
-                                        p.bytes));
+    (*handler_)(std::span<const std::byte>(
+        reinterpret_cast<const std::byte*>(arena_.data() + p.word), p.bytes));
   pending_.clear();
   arena_.clear();
 }
@@ -349,7 +358,8 @@ void BpfSampler::wait(int timeout_ms) {
     throw_errno("waiting for samples", errno);
 }
 
-void BpfSampler::consume() {
+void BpfSampler::consume(const Handler& handler) {
+  handler_ = &handler;
   if (perf_ring_) {
     perf_ring_->consume();
     hand_over_in_time_order();
@@ -362,19 +372,16 @@ void BpfSampler::consume() {
     throw_errno("reading the ring buffer", -n);
 }
 
+// The file's causes, by BPF's numbers.
+constexpr format::LossCause kCauses[EBPROF_LOSS_CAUSES] = {
+    format::LossCause::kBufferFull,          format::LossCause::kKernelStackUnreadable,
+    format::LossCause::kUserStackUnreadable, format::LossCause::kStackTruncated,
+    format::LossCause::kPerfBufferOutput,    format::LossCause::kOffCpuTableFull,
+};
+static_assert(kCauses[EBPROF_LOSS_RINGBUF_FULL] == format::LossCause::kBufferFull);
+static_assert(kCauses[EBPROF_LOSS_OFF_CPU_FULL] == format::LossCause::kOffCpuTableFull);
+
 std::vector<format::LossCount> BpfSampler::losses() const {
-  struct Cause {
-    const char* name;
-    bool sample_kept;
-  };
-  static constexpr Cause kCauses[EBPROF_LOSS_CAUSES] = {
-      {"buffer full", false},
-      {"kernel stack unreadable", true},
-      {"user stack unreadable", true},
-      {"stack truncated at 127 frames", true},
-      {"perf buffer output failed", false},
-      {"off-CPU table full", false},
-  };
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0)
     throw_errno("counting possible CPUs", -ncpus);
@@ -386,7 +393,7 @@ std::vector<format::LossCount> BpfSampler::losses() const {
       throw_errno("reading loss counters", errno);
     for (int cpu = 0; cpu < ncpus; ++cpu)
       if (per_cpu[cpu])
-        out.push_back({kCauses[cause].name, per_cpu[cpu], kCauses[cause].sample_kept,
+        out.push_back({kCauses[cause], per_cpu[cpu], format::loss_keeps_sample(kCauses[cause]),
                        static_cast<uint16_t>(cpu)});
   }
   return out;

@@ -5,7 +5,9 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "format/recording.h"
@@ -15,6 +17,7 @@
 
 struct profile_bpf;
 struct bpf_link;
+struct bpf_program;
 struct ring_buffer;
 
 namespace ebprof::record {
@@ -29,27 +32,38 @@ enum class Transport {
 Transport probe_transport();
 const char* transport_name(Transport t);  // "ringbuf" or "perfbuf", as --transport takes
 
+// What to take stacks on: an event and how often.
+struct Sampling {
+  EventSpec event;
+  SamplingRate rate;
+};
+
+// Which tasks BPF keeps, besides -C's CPUs and --cgroup.
+enum class TaskFilter : uint8_t {
+  kAll,
+  kProcesses,  // the pids given to add_pid(), and their descendants
+  kThreads,    // the threads given to add_tid()
+};
+
+// --user-threads-only, --kernel-threads-only.
+enum class ThreadKinds : uint8_t { kAll, kUser, kKernel };
+
 // --off-cpu: what to record of threads' time off CPU.
 struct OffCpuConfig {
-  bool enabled = false;
   SwitchHook hook = SwitchHook::kRawTracepoint;
   uint64_t min_block_ns = 1;
   uint64_t max_block_ns = 0;  // 0: no limit
   uint32_t states = 0x1f;     // bit per format::BlockState
-  bool user_threads_only = false;
-  bool kernel_threads_only = false;
+  ThreadKinds threads = ThreadKinds::kAll;
   bool wakers = false;  // --wakers: who woke each interval's thread
 };
 
 struct SamplerConfig {
-  bool sampling = true;  // false with --off-cpu-only: the event is not attached
-  OffCpuConfig off_cpu;
-  EventSpec event;
-  SamplingRate rate;
+  std::optional<Sampling> sampling;     // none with --off-cpu-only
+  std::optional<OffCpuConfig> off_cpu;  // none without --off-cpu
   std::vector<int> cpus;
-  bool filter_pids = false;  // sample only pids passed to add_pid() and their descendants
-  bool filter_tids = false;  // sample only threads passed to add_tid()
-  int cgroup_fd = -1;        // an open cgroup v2 directory: sample only in it and below
+  TaskFilter tasks = TaskFilter::kAll;
+  int cgroup_fd = -1;  // an open cgroup v2 directory: only tasks in it and below
   Transport transport = Transport::kRingBuffer;
   size_t pages_per_cpu = 0;  // buffer size, a power of two
 };
@@ -60,16 +74,17 @@ struct SamplerConfig {
 // The ring buffer, one for all `cpu_count` CPUs, stays within 1 GiB.
 size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count);
 
-// Owns the BPF side: opens, configures, loads and attaches profile.bpf.c to
-// the event (a sampling perf event on every CPU, a tracepoint or a probe),
-// and reads the samples from the ring buffer or the perf buffers.
-// Everything it owns is released on any path, programs first.
+// Owns the BPF side: opens, configures, loads and attaches the programs of
+// bpf/ to the event (a sampling perf event on every CPU, a tracepoint or a
+// probe) and to context switches, and reads their records from the ring
+// buffer or the perf buffers. Everything it owns is released on any path,
+// programs first.
 class BpfSampler {
  public:
   using Handler = std::function<void(std::span<const std::byte> record)>;
 
   // Throws Error naming what is missing (BTF, ring buffer, privileges).
-  BpfSampler(const SamplerConfig& config, Handler handler);
+  explicit BpfSampler(const SamplerConfig& config);
   ~BpfSampler();
   BpfSampler(const BpfSampler&) = delete;
   BpfSampler& operator=(const BpfSampler&) = delete;
@@ -80,11 +95,11 @@ class BpfSampler {
   // Waits up to timeout_ms for the buffers to fill past their wakeup mark.
   // A signal ends the wait early; that is not an error.
   void wait(int timeout_ms);
-  // Hands every record available to the handler, never waiting: the BPF
+  // Hands every record available to `handler`, never waiting: the BPF
   // side wakes the reader only when a buffer is a quarter full, so what was
   // committed silently must be picked up on the reader's own schedule.
   // Rethrows what the handler threw.
-  void consume();
+  void consume(const Handler& handler);
 
   // Samples lost (or damaged) in the kernel so far, by CPU and cause;
   // only nonzero counts.
@@ -101,14 +116,18 @@ class BpfSampler {
     void operator()(ring_buffer* ring) const;
   };
   static int on_record(void* ctx, void* data, size_t size);
+  void configure(const SamplerConfig& config);
+  void configure_off_cpu(const std::optional<OffCpuConfig>& config);
+  void fill_filters(const SamplerConfig& config);
+  void open_readers(const SamplerConfig& config);
+  void attach(bpf_program* prog, const std::string& what);
   void attach_event(const SamplerConfig& config);
-  void configure_off_cpu(const OffCpuConfig& config);
   void attach_off_cpu(const OffCpuConfig& config);
   // The perf-buffer transport: records are kept, then handed over sorted.
   void keep_raw(std::span<const std::byte> raw);
   void hand_over_in_time_order();
 
-  Handler handler_;
+  const Handler* handler_ = nullptr;  // during consume()
   // An exception thrown by the handler, held while libbpf (C) unwinds.
   std::exception_ptr handler_error_;
   // Destroyed in reverse order: programs are detached first, so none

@@ -29,14 +29,14 @@ struct RecordOptions {
   // --off-cpu: threads' time off CPU too (--off-cpu-only: that alone).
   bool off_cpu = false;
   bool off_cpu_only = false;
-  uint64_t min_block_us = 1;         // --min-block, like offcputime -m
-  uint64_t max_block_us = 0;         // --max-block (0: no limit), like offcputime -M
-  std::string states = "all";        // --state: R, S, D, I, other
-  bool user_threads_only = false;    // --user-threads-only
-  bool kernel_threads_only = false;  // --kernel-threads-only
-  std::string off_cpu_hook = "auto";
-  bool wakers = false;  // --wakers: who woke each blocked thread  // --off-cpu-hook: auto (probed),
-                        // tp_btf, raw_tp, tracepoint
+  uint64_t min_block_us = 1;          // --min-block, like offcputime -m
+  uint64_t max_block_us = 0;          // --max-block (0: no limit), like offcputime -M
+  std::string states = "all";         // --state: R, S, D, I, other
+  bool user_threads_only = false;     // --user-threads-only
+  bool kernel_threads_only = false;   // --kernel-threads-only
+  std::string off_cpu_hook = "auto";  // --off-cpu-hook: auto (probed), tp_btf, raw_tp, tracepoint
+  bool wakers = false;                // --wakers: who woke each blocked thread
+  bool verbose = false;               // -v: libbpf's log, the verifier's included
 };
 
 }  // namespace ebprof::record

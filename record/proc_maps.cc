@@ -77,7 +77,7 @@ format::ProcessInfo read_process(uint32_t pid, uint64_t now_ns, ElfIdentities& i
   }
   if (int err = try_read_proc_file(dir + "/maps", text)) {
     p.maps_error = err == ENOENT || err == ESRCH
-                       ? "process exited before its maps were read"
+                       ? std::string(format::kMapsErrorExited)
                        : "cannot read " + dir + "/maps: " + std::strerror(err);
     return p;
   }

@@ -30,9 +30,6 @@ void insert_mapping(std::vector<format::Mapping>& mappings, format::Mapping m) {
   mappings = std::move(out);
 }
 
-ProcessTracker::ProcessTracker(Reader reader, Refill refill, Describe describe)
-    : reader_(std::move(reader)), refill_(std::move(refill)), describe_(std::move(describe)) {}
-
 void ProcessTracker::seed(format::ProcessInfo info) {
   Process& p = processes_[info.pid];
   p.comm = std::move(info.comm);
@@ -44,14 +41,14 @@ void ProcessTracker::seed(format::ProcessInfo info) {
 }
 
 void ProcessTracker::refill() {
-  if (!refill_)
+  if (!source_->follows_events())
     return;
   if (head_ > 0 && head_ * 2 >= queue_.size()) {
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(head_));
     head_ = 0;
   }
   const size_t first = queue_.size();
-  refill_(queue_);
+  source_->drain_events(queue_);
   for (size_t i = first; i < queue_.size(); ++i)
     if (queue_[i].kind == TaskEvent::Kind::kLost)
       lost_events_ += queue_[i].lost;
@@ -79,7 +76,7 @@ void ProcessTracker::apply(const TaskEvent& e) {
         child.place.namespace_pid = 0;  // its own; read when it is written
       } else {
         // /proc tells, on its first sample, what the events cannot.
-        child.maps_error = "forked from a process whose maps were never read";
+        child.maps_error = format::kMapsErrorForkedUnread;
         child.recheck = true;
       }
       child.changed_at_ns = e.time_ns;
@@ -140,7 +137,7 @@ void ProcessTracker::advance(uint64_t time_ns) {
 }
 
 void ProcessTracker::read_proc(uint32_t pid, Process& p, uint64_t now_ns) {
-  format::ProcessInfo info = reader_(pid, now_ns);
+  format::ProcessInfo info = source_->read(pid, now_ns);
   p.read_at_ns = now_ns;
   p.read_once = true;
   p.recheck = false;
@@ -173,11 +170,9 @@ format::ProcessInfo ProcessTracker::capture(uint32_t pid, Process& p) {
   // a change before the last capture written: it then counts from there.
   p.written_at_ns = std::max(p.changed_at_ns, p.written_at_ns);
   format::ProcessInfo info{pid, p.comm, p.written_at_ns, p.mappings, p.maps_error, p.place};
-  if (describe_) {
-    describe_(pid, info);
-    p.mappings = info.mappings;
-    p.place = info.place;
-  }
+  source_->describe(pid, info);
+  p.mappings = info.mappings;
+  p.place = info.place;
   p.dirty = false;
   written_ += !p.ever_written;
   p.ever_written = true;
@@ -211,7 +206,8 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
     // Only incomplete knowledge (no side band, dropped events, a process
     // forked before it was seen) leaves an address unexplained that /proc
     // could explain; otherwise it is junk from a broken frame chain.
-    p.recheck = !p.dirty && (!refill_ || lost_events_ > 0 || !p.maps_error.empty());
+    p.recheck =
+        !p.dirty && (!source_->follows_events() || lost_events_ > 0 || !p.maps_error.empty());
   }
   // A needed re-read that is rate-limited now happens on a later sample of
   // the process, stack new or not.

@@ -1,13 +1,13 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "format/recording.h"
+#include "record/process_source.h"
 #include "record/task_events.h"
 
 namespace ebprof::record {
@@ -26,21 +26,13 @@ namespace ebprof::record {
 // that never resolves cannot turn every sample into a /proc read.
 class ProcessTracker {
  public:
-  // Reads a process's comm and maps from /proc, identities included.
-  using Reader = std::function<format::ProcessInfo(uint32_t pid, uint64_t now_ns)>;
-  // Appends the side-band events that arrived since the last call.
-  using Refill = std::function<void(std::vector<TaskEvent>& out)>;
-  // Completes what events cannot tell about a process about to be written:
-  // its mappings' build-ids (when the kernel gave none) and debuglinks, and
-  // its place (namespaces, root) when unknown.
-  using Describe = std::function<void(uint32_t pid, format::ProcessInfo& info)>;
-
   static constexpr uint64_t kRereadIntervalNs = 100'000'000;
   // How long an exited process's maps stay known: samples taken before the
   // exit can still be in the ring buffer.
   static constexpr uint64_t kKeepExitedNs = 5'000'000'000;
 
-  explicit ProcessTracker(Reader reader, Refill refill = {}, Describe describe = {});
+  // `source` outlives the tracker.
+  explicit ProcessTracker(ProcessSource& source) : source_(&source) {}
 
   // A process's state when recording starts (from /proc).
   void seed(format::ProcessInfo info);
@@ -87,9 +79,7 @@ class ProcessTracker {
   bool maps_all(const Process& p, std::span<const uint64_t> user) const;
   format::ProcessInfo capture(uint32_t pid, Process& p);
 
-  Reader reader_;
-  Refill refill_;
-  Describe describe_;
+  ProcessSource* source_;
   std::unordered_map<uint32_t, Process> processes_;
   std::vector<TaskEvent> queue_;  // by time; queue_[head_] is the next to apply
   size_t head_ = 0;

@@ -2,16 +2,17 @@
 
 #include <algorithm>
 
-#include "format/losses.h"
 #include "record/host_info.h"
 #include "record/sample_decoder.h"
 
 namespace ebprof::record {
 
 Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
-                   ProcessTracker tracker, std::optional<SymbolEmbedder> embedder)
+                   ProcessTracker& tracker, std::optional<SymbolEmbedder> embedder,
+                   LossLedger& ledger)
     : writer_(writer),
-      tracker_(std::move(tracker)),
+      tracker_(tracker),
+      ledger_(ledger),
       kernel_symbols_(std::move(kernel_symbols)),
       schedule_(kernel_symbols_.find("__schedule")),
       try_to_wake_up_(kernel_symbols_.find("try_to_wake_up")),
@@ -28,7 +29,7 @@ uint32_t Recorder::intern_comm(std::string_view comm) {
 void Recorder::on_record(std::span<const std::byte> record) {
   std::optional<RawSample> s = decode_sample(record);
   if (!s) {
-    ++stats_.malformed;
+    ledger_.count_malformed();
     return;
   }
   if (batch_.samples.empty())
@@ -84,34 +85,9 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
   return stack_id;
 }
 
-namespace {
-
-// The kernel's running counts and this side's, one list.
-std::vector<format::LossCount> all_losses(std::vector<format::LossCount> counts,
-                                          uint64_t malformed) {
-  if (malformed)
-    counts.push_back({"malformed record", malformed});
-  return counts;
-}
-
-}  // namespace
-
-void Recorder::write_losses(uint64_t now_ns, const std::vector<format::LossCount>& in_kernel) {
-  format::Losses frame{now_ns, {}};
-  for (format::LossCount l : all_losses(in_kernel, stats_.malformed)) {
-    uint64_t& written = losses_written_[{l.cpu, l.cause}];
-    if (l.count == written)
-      continue;
-    l.count -= std::exchange(written, l.count);
-    frame.counts.push_back(std::move(l));
-  }
-  if (!frame.counts.empty())
-    writer_.write(frame);
-}
-
-std::vector<format::LossCount> Recorder::loss_totals(
-    const std::vector<format::LossCount>& in_kernel) const {
-  return format::totals_by_cause(all_losses(in_kernel, stats_.malformed));
+void Recorder::write_losses(uint64_t now_ns) {
+  if (std::optional<format::Losses> report = ledger_.take_report(now_ns))
+    writer_.write(*report);
 }
 
 void Recorder::flush(uint64_t now_ns, bool force) {

@@ -2,13 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
 
 #include "format/writer.h"
 #include "record/kallsyms.h"
+#include "record/loss_ledger.h"
 #include "record/process_tracker.h"
 #include "record/sample_decoder.h"
 #include "record/stack_interner.h"
@@ -18,9 +18,8 @@ namespace ebprof::record {
 
 struct RecorderStats {
   uint64_t samples = 0;
-  uint64_t off_cpu = 0;    // of them, intervals off CPU
-  uint64_t malformed = 0;  // ring-buffer records that failed decoding
-  uint64_t embed_ns = 0;   // time spent finding symbols to embed, tables read included
+  uint64_t off_cpu = 0;   // of them, intervals off CPU
+  uint64_t embed_ns = 0;  // time spent finding symbols to embed, tables read included
 };
 
 // Turns ring-buffer records into frames: interns stacks and comms, captures
@@ -33,9 +32,11 @@ class Recorder {
   static constexpr size_t kMaxBatchSamples = 16384;
   static constexpr uint64_t kMaxBatchAgeNs = 1'000'000'000;
 
-  // `embedder` is empty when symbol tables are not to be embedded.
+  // `embedder` is empty when symbol tables are not to be embedded. The
+  // writer, tracker and ledger outlive the recorder; a record that does
+  // not decode is counted in `ledger`.
   Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
-           ProcessTracker tracker, std::optional<SymbolEmbedder> embedder);
+           ProcessTracker& tracker, std::optional<SymbolEmbedder> embedder, LossLedger& ledger);
 
   void on_record(std::span<const std::byte> record);
   // Takes in the side-band events that arrived so far; best called right
@@ -45,15 +46,10 @@ class Recorder {
   void flush(uint64_t now_ns, bool force = false);
 
   const RecorderStats& stats() const { return stats_; }
-  // Writes a Losses frame with what was lost since the last call, if
-  // anything. `in_kernel` is the sampler's running count per CPU and cause;
-  // the records this side could not decode are added.
-  void write_losses(uint64_t now_ns, const std::vector<format::LossCount>& in_kernel);
-  // Every loss so far by cause, summed over CPUs.
-  std::vector<format::LossCount> loss_totals(const std::vector<format::LossCount>& in_kernel) const;
+  // Writes a Losses frame with what the ledger counted since the last
+  // one, if anything.
+  void write_losses(uint64_t now_ns);
   uint32_t stack_count() const { return interner_.size(); }
-  size_t process_count() const { return tracker_.process_count(); }
-  uint64_t lost_task_events() const { return tracker_.lost_events(); }
   size_t embedded_binaries() const { return embedder_ ? embedder_->binaries() : 0; }
 
  private:
@@ -63,7 +59,8 @@ class Recorder {
   uint32_t intern_stack(const RawSample& s);
 
   format::RecordingWriter& writer_;
-  ProcessTracker tracker_;
+  ProcessTracker& tracker_;
+  LossLedger& ledger_;
   StackInterner interner_;
   KernelSymbolIndex kernel_symbols_;
   // Where off-CPU and waker stacks start, once the tracing glue is cut.
@@ -75,7 +72,6 @@ class Recorder {
   format::SampleBatch batch_;
   // Intervals of this batch whose waker's record is still to come, by tid.
   std::unordered_map<uint32_t, size_t> awaiting_waker_;
-  std::map<std::pair<uint16_t, std::string>, uint64_t> losses_written_;  // by cpu, cause
   uint64_t batch_started_ns_ = 0;
   RecorderStats stats_;
 };

@@ -1,32 +1,25 @@
 #include "record/session.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
-#include <filesystem>
-#include <memory>
 #include <optional>
 
 #include "common/error.h"
 #include "format/writer.h"
 #include "record/bpf_sampler.h"
 #include "record/child_process.h"
+#include "record/config.h"
 #include "record/host_info.h"
 #include "record/kallsyms.h"
-#include "record/perf_events.h"
-#include "record/privileges.h"
-#include "record/probe_events.h"
-#include "record/proc_maps.h"
+#include "record/loss_ledger.h"
+#include "record/process_tracker.h"
 #include "record/recorder.h"
-#include "record/side_band.h"
 #include "record/status_line.h"
+#include "record/system_processes.h"
 #include "record/targets.h"
 
 namespace ebprof::record {
@@ -50,284 +43,213 @@ void set_stop_handlers(void (*handler)(int)) {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-// Samples dropped (`kept` false) or written with part of their stack
-// missing (`kept` true).
-uint64_t total_lost(const std::vector<format::LossCount>& losses, bool kept = false) {
-  uint64_t lost = 0;
-  for (const auto& l : losses)
-    lost += l.sample_kept == kept ? l.count : 0;
-  return lost;
-}
-
 bool process_exists(uint32_t pid) {
   return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-// Everything that can be checked before BPF is loaded, so a typo costs
-// nothing and leaves no partial file behind.
-void check_options(const RecordOptions& o) {
-  if (o.frequency == 0)
-    throw Error("-F must be at least 1 Hz");
-  std::filesystem::path dir = std::filesystem::path(o.output).parent_path();
-  if (dir.empty())
-    dir = ".";
-  if (access(dir.c_str(), W_OK) != 0)
-    throw Error(errno_message("cannot write to directory " + dir.string(), errno) +
-                ": choose a writable path with -o");
-  if (o.duration_s < 0)
-    throw Error("--duration must not be negative");
-  if (o.mmap_pages && !std::has_single_bit(o.mmap_pages))
-    throw Error("-m " + std::to_string(o.mmap_pages) + " is not a power of two: try " +
-                std::to_string(std::bit_ceil(o.mmap_pages)));
-  // --off-cpu's shaping options, before anything slow starts.
-  const bool off_cpu = o.off_cpu || o.off_cpu_only;
-  if (!off_cpu &&
-      (o.min_block_us != 1 || o.max_block_us || o.states != "all" || o.user_threads_only ||
-       o.kernel_threads_only || o.off_cpu_hook != "auto" || o.wakers))
-    throw Error(
-        "--min-block, --max-block, --state, --user-threads-only, --kernel-threads-only, "
-        "--wakers and --off-cpu-hook shape --off-cpu: add --off-cpu");
-  if (o.off_cpu_only && (o.event != "cpu-clock" || o.period || o.frequency != 99))
-    throw Error(
-        "--off-cpu-only takes no samples: -e, -F and -c do not apply (use --off-cpu "
-        "to sample too)");
-  if (o.min_block_us == 0)
-    throw Error("--min-block must be at least 1 microsecond");
-  if (o.max_block_us && o.max_block_us < o.min_block_us)
-    throw Error("--max-block " + std::to_string(o.max_block_us) + " is below --min-block " +
-                std::to_string(o.min_block_us) + ": no interval could be recorded");
-  if (off_cpu)
-    parse_block_states(o.states);
-}
-
-Transport choose_transport(const std::string& name) {
-  if (name == "ringbuf")
-    return Transport::kRingBuffer;
-  if (name == "perfbuf")
-    return Transport::kPerfBuffers;
-  return probe_transport();
-}
-
-// The kernel's mapping events, if it will give them; without them a process
-// that exits before its first sample is read shows no names.
-std::optional<SideBand> open_side_band() {
-  try {
-    return std::optional<SideBand>(std::in_place, online_cpus());
-  } catch (const Error& e) {
-    if (e.code() == EPERM || e.code() == EACCES)
-      throw missing_privileges("opening mapping events");
-    std::fprintf(stderr,
-                 "ebprof-record: warning: no mapping events (%s): processes that exit quickly "
-                 "may show unnamed frames\n",
-                 e.what());
-    return std::nullopt;
-  }
-}
-
-// Like perf: an existing recording is kept as FILE.old rather than lost.
-void keep_previous(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      rename(path.c_str(), (path + ".old").c_str()) != 0)
-    throw_errno("cannot move the existing " + path + " to " + path + ".old", errno);
-}
-
-// kallsyms, or nothing when kptr_restrict hides its addresses: then `info`
-// says so, and the module names and build-ids are still recorded.
-KernelSymbolIndex kernel_symbols(format::RecordingInfo& info) {
-  KernelIdentity kernel = read_kernel_identity();
-  info.kernel_build_id = std::move(kernel.build_id);
-  info.kernel_modules = std::move(kernel.modules);
-  std::vector<format::KernelSymbol> symbols = read_kallsyms(info.kernel_modules);
-  if (kallsyms_hidden(symbols)) {
-    std::fprintf(stderr,
-                 "ebprof-record: warning: kernel addresses are hidden (kernel.kptr_restrict): "
-                 "kernel frames will be unnamed; record as root or set kernel.kptr_restrict=0\n");
-    info.kernel_addresses_hidden = true;
-    symbols.clear();
-  }
-  return KernelSymbolIndex(std::move(symbols));
-}
-
-// --off-cpu's settings, its hook probed: only when asked, since probing
-// loads programs.
-OffCpuConfig off_cpu_config(const RecordOptions& o) {
-  OffCpuConfig c;
-  c.enabled = o.off_cpu || o.off_cpu_only;
-  if (!c.enabled)
-    return c;  // check_options() refused shaping options without it
-  c.hook = o.off_cpu_hook == "auto" ? probe_switch_hook() : parse_switch_hook(o.off_cpu_hook);
-  if (!switch_hook_attaches(c.hook))
-    throw Error("--off-cpu-hook " + o.off_cpu_hook +
-                ": this kernel does not attach it; use --off-cpu-hook auto");
-  if (c.hook == SwitchHook::kTracepoint)
-    tracefs();  // libbpf attaches tracepoints through it
-  c.min_block_ns = o.min_block_us * 1000;
-  c.max_block_ns = o.max_block_us * 1000;
-  c.states = parse_block_states(o.states);
-  c.user_threads_only = o.user_threads_only;
-  c.kernel_threads_only = o.kernel_threads_only;
-  c.wakers = o.wakers;
-  return c;
-}
-
-}  // namespace
-
-void run_session(const RecordOptions& o) {
-  check_options(o);
-  const std::vector<uint32_t> pids = resolve_pids(o.pids);
-  const std::vector<uint32_t> tids = check_tids(o.tids);
-  if (!tids.empty() && (!o.pids.empty() || !o.command.empty()))
-    throw Error("-t picks threads on its own: give it without -p or a command");
-  const UniqueFd cgroup = open_cgroup(o.cgroup);
-  const bool has_command = !o.command.empty();
-  const bool filter = !pids.empty() || (has_command && !o.all_cpus);
-  const std::vector<int> cpus = select_cpus(o.cpu_list);
-  const EventSpec event = find_event(o.event);
-  // A probe or tracepoint gives a stack on every hit.
-  const SamplingRate rate = event.kind != EventSpec::Kind::kPerf ? SamplingRate{0, 1}
-                            : o.period                           ? SamplingRate{0, o.period}
-                                                                 : SamplingRate{o.frequency, 0};
-
-  // Mapping events start before /proc is read, so that no change can fall
-  // between the two; and both before sampling, so that every sample finds
-  // its process known.
-  std::optional<SideBand> side_band = open_side_band();
-  ElfIdentities identities;
-  ProcessTracker tracker(
-      [&](uint32_t pid, uint64_t now) { return read_process(pid, now, identities); },
-      side_band ? ProcessTracker::Refill([&](auto& out) { side_band->drain(out); })
-                : ProcessTracker::Refill(),
-      [&](uint32_t pid, format::ProcessInfo& info) {
-        for (format::Mapping& m : info.mappings)
-          identities.complete(pid, m);
-        if (!info.place.pid_namespace || !info.place.namespace_pid)
-          if (format::ProcessPlace place = read_place(pid); place.pid_namespace)
-            info.place = std::move(place);
-      });
-  const uint64_t seeded_at = monotonic_ns();
+// A tracker that knows every target alive now, read from /proc.
+ProcessTracker seeded_tracker(SystemProcesses& processes, const Targets& t) {
+  ProcessTracker tracker(processes);
+  const uint64_t now = monotonic_ns();
   size_t seeded = 0;
-  for (uint32_t pid : existing_targets(!filter && tids.empty(), pids, tids)) {
-    tracker.seed(read_process(pid, seeded_at, identities));
+  for (uint32_t pid : existing_targets(t.system_wide(), t.pids, t.tids)) {
+    tracker.seed(processes.read(pid, now));
     // A busy host maps and execs while thousands of processes are read:
     // keep the side band from overflowing meanwhile.
     if (++seeded % 64 == 0)
       tracker.refill();
   }
+  return tracker;
+}
 
-  std::unique_ptr<Recorder> recorder;
-  SamplerConfig config{!o.off_cpu_only,
-                       off_cpu_config(o),
-                       event,
-                       rate,
-                       cpus,
-                       filter,
-                       !tids.empty(),
-                       cgroup.get(),
-                       choose_transport(o.transport),
-                       o.mmap_pages ? o.mmap_pages : pages_per_cpu_for(rate, cpus.size())};
-  // Records only arrive inside consume(), after `recorder` is set.
-  BpfSampler sampler(config, [&](std::span<const std::byte> r) { recorder->on_record(r); });
-  tracker.refill();  // loading and verifying took a while
-  for (uint32_t pid : pids)
-    sampler.add_pid(pid);
-  for (uint32_t tid : tids)
-    sampler.add_tid(tid);
+// The file's header, and the kernel symbols samples will need: kallsyms,
+// or nothing when kptr_restrict hides its addresses (then `info` says so,
+// and the module names and build-ids are still recorded).
+struct Header {
+  format::RecordingInfo info;
+  KernelSymbolIndex kernel{{}};
+};
 
-  keep_previous(o.output);
+Header read_header(const RecordOptions& o, const SamplerConfig& config) {
+  Header h{describe_host()};
+  h.info.command_line = o.argv;
+  if (config.sampling) {
+    h.info.event = config.sampling->event.name;
+    h.info.sample_frequency = config.sampling->rate.frequency;
+    h.info.sample_period = config.sampling->rate.period;
+  }
+  h.info.cpu_count = static_cast<uint32_t>(config.cpus.size());
+  h.info.transport = transport_name(config.transport);
+  h.info.sampling = config.sampling.has_value();
+  if (config.off_cpu) {
+    h.info.off_cpu = switch_hook_name(config.off_cpu->hook);
+    h.info.off_cpu_min_block_ns = config.off_cpu->min_block_ns;
+    h.info.off_cpu_max_block_ns = config.off_cpu->max_block_ns;
+    h.info.off_cpu_states = config.off_cpu->states;
+  }
+  KernelIdentity kernel = read_kernel_identity();
+  h.info.kernel_build_id = std::move(kernel.build_id);
+  h.info.kernel_modules = std::move(kernel.modules);
+  std::vector<format::KernelSymbol> symbols = read_kallsyms(h.info.kernel_modules);
+  if (kallsyms_hidden(symbols)) {
+    std::fprintf(stderr,
+                 "ebprof-record: warning: kernel addresses are hidden (kernel.kptr_restrict): "
+                 "kernel frames will be unnamed; record as root or set kernel.kptr_restrict=0\n");
+    h.info.kernel_addresses_hidden = true;
+    symbols.clear();
+  }
+  h.kernel = KernelSymbolIndex(std::move(symbols));
+  return h;
+}
+
+// Like perf: an existing recording is kept as FILE.old rather than lost.
+format::RecordingWriter open_output(const RecordOptions& o, const format::RecordingInfo& info) {
+  struct stat st {};
+  if (stat(o.output.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      rename(o.output.c_str(), (o.output + ".old").c_str()) != 0)
+    throw_errno("cannot move the existing " + o.output + " to " + o.output + ".old", errno);
   auto writer = format::RecordingWriter::create(o.output, o.writer);
-  format::RecordingInfo info = describe_host();
-  info.command_line = o.argv;
-  info.event = event.name;
-  info.sample_frequency = rate.frequency;
-  info.sample_period = rate.period;
-  info.cpu_count = static_cast<uint32_t>(cpus.size());
-  info.transport = transport_name(config.transport);
-  info.sampling = config.sampling;
-  if (config.off_cpu.enabled) {
-    info.off_cpu = switch_hook_name(config.off_cpu.hook);
-    info.off_cpu_min_block_ns = config.off_cpu.min_block_ns;
-    info.off_cpu_max_block_ns = config.off_cpu.max_block_ns;
-    info.off_cpu_states = config.off_cpu.states;
-  }
-  KernelSymbolIndex kernel = kernel_symbols(info);
   writer.write(info);
-  recorder = std::make_unique<Recorder>(
-      writer, std::move(kernel), std::move(tracker),
-      o.embed_symbols ? std::optional<SymbolEmbedder>(SymbolEmbedder()) : std::nullopt);
+  return writer;
+}
 
-  set_stop_handlers(on_stop_signal);
-  std::optional<ChildProcess> child;
-  if (has_command) {
-    child.emplace(ChildProcess::start(o.command));
-    if (filter)
-      sampler.add_pid(static_cast<uint32_t>(child->pid()));
+// One recording, its parts built in the order they depend on each other
+// and torn down in reverse: mapping events before /proc is read, both
+// before BPF samples, the file once everything that can fail early has.
+class Session {
+ public:
+  explicit Session(const RecordOptions& o)
+      : o_(o),
+        targets_(resolve_targets(o)),
+        config_(sampler_config(o, targets_)),
+        tracker_(seeded_tracker(processes_, targets_)),
+        sampler_(config_),
+        header_(read_header(o, config_)),
+        writer_(open_output(o, header_.info)),
+        recorder_(writer_, std::move(header_.kernel), tracker_,
+                  o.embed_symbols ? std::optional<SymbolEmbedder>(std::in_place) : std::nullopt,
+                  ledger_) {
+    tracker_.refill();  // loading and verifying took a while
+    for (uint32_t pid : targets_.pids)
+      sampler_.add_pid(pid);
+    for (uint32_t tid : targets_.tids)
+      sampler_.add_tid(tid);
   }
 
+  void run();
+
+ private:
+  bool done(uint64_t now_ns);
+  void record_until_done();
+  void finish();
+  void print_summary() const;
+
+  const RecordOptions& o_;
+  const Targets targets_;
+  const SamplerConfig config_;
+  SystemProcesses processes_;
+  ProcessTracker tracker_;
+  BpfSampler sampler_;
+  Header header_;
+  format::RecordingWriter writer_;
+  LossLedger ledger_;
+  Recorder recorder_;
+  std::optional<ChildProcess> child_;
+  uint64_t deadline_ns_ = UINT64_MAX;
+};
+
+void Session::run() {
+  set_stop_handlers(on_stop_signal);
+  if (!o_.command.empty()) {
+    child_.emplace(ChildProcess::start(o_.command));
+    if (targets_.tasks == TaskFilter::kProcesses)
+      sampler_.add_pid(static_cast<uint32_t>(child_->pid()));
+  }
+  record_until_done();
+  set_stop_handlers(SIG_DFL);
+  finish();
+  print_summary();
+}
+
+bool Session::done(uint64_t now_ns) {
+  return now_ns >= deadline_ns_ || (child_ && child_->try_wait()) ||
+         (!targets_.pids.empty() &&
+          std::none_of(targets_.pids.begin(), targets_.pids.end(), process_exists));
+}
+
+void Session::record_until_done() {
   const uint64_t start_ns = monotonic_ns();
-  const uint64_t deadline_ns =
-      o.duration_s > 0 ? start_ns + static_cast<uint64_t>(o.duration_s * 1e9) : UINT64_MAX;
-  StatusLine status(o.quiet, start_ns);
+  if (o_.duration_s > 0)
+    deadline_ns_ = start_ns + static_cast<uint64_t>(o_.duration_s * 1e9);
+  StatusLine status(o_.quiet, start_ns);
   constexpr uint64_t kLossReportNs = 1'000'000'000;
   uint64_t next_loss_report_ns = start_ns + kLossReportNs;
+  const BpfSampler::Handler to_recorder = [this](auto record) { recorder_.on_record(record); };
   while (!g_stop_signal) {
-    sampler.wait(100);
+    sampler_.wait(100);
     // Mapping events first: they precede the samples that need them.
-    recorder->refresh_processes();
-    sampler.consume();
-    uint64_t now = monotonic_ns();
-    recorder->flush(now);
+    recorder_.refresh_processes();
+    sampler_.consume(to_recorder);
+    const uint64_t now = monotonic_ns();
+    recorder_.flush(now);
+    ledger_.update_kernel(sampler_.losses());
     if (now >= next_loss_report_ns) {
-      recorder->write_losses(now, sampler.losses());
+      recorder_.write_losses(now);
       next_loss_report_ns = now + kLossReportNs;
     }
     if (status.due(now))
-      status.show(now, {(now - start_ns) / 1e9, recorder->stats().samples, writer.bytes_written(),
-                        total_lost(recorder->loss_totals(sampler.losses()))});
-    if (now >= deadline_ns)
-      break;
-    if (child && child->try_wait())
-      break;
-    if (!pids.empty() && std::none_of(pids.begin(), pids.end(), process_exists))
+      status.show(now, {(now - start_ns) / 1e9, recorder_.stats().samples, writer_.bytes_written(),
+                        ledger_.dropped()});
+    if (done(now))
       break;
   }
-  status.clear();
-  set_stop_handlers(SIG_DFL);
-  recorder->refresh_processes();
-  sampler.consume();  // what the kernel committed before we stopped
-  recorder->flush(0, true);
-  const std::vector<format::LossCount> in_kernel = sampler.losses();
-  const uint64_t end_ns = monotonic_ns();
-  recorder->write_losses(end_ns, in_kernel);
-  const std::vector<format::LossCount> losses = recorder->loss_totals(in_kernel);
-  writer.write(format::RecordingEnd{end_ns, losses, recorder->lost_task_events()});
-  writer.close();
+}
 
-  if (recorder->lost_task_events())
+// What the kernel committed before the stop, the last batch, the losses
+// and the end frame.
+void Session::finish() {
+  recorder_.refresh_processes();
+  sampler_.consume([this](auto record) { recorder_.on_record(record); });
+  recorder_.flush(0, true);
+  ledger_.update_kernel(sampler_.losses());
+  const uint64_t end_ns = monotonic_ns();
+  recorder_.write_losses(end_ns);
+  writer_.write(format::RecordingEnd{end_ns, ledger_.totals(), tracker_.lost_events()});
+  writer_.close();
+  if (tracker_.lost_events())
     std::fprintf(stderr,
                  "ebprof-record: warning: the kernel dropped %llu mapping events; maps of some "
                  "short-lived processes may be incomplete\n",
-                 static_cast<unsigned long long>(recorder->lost_task_events()));
-  if (o.quiet)
+                 static_cast<unsigned long long>(tracker_.lost_events()));
+}
+
+void Session::print_summary() const {
+  if (o_.quiet)
     return;
-  const uint64_t lost = total_lost(losses);
   std::string partial;
-  if (uint64_t n = total_lost(losses, true))
+  if (uint64_t n = ledger_.partial())
     partial = ", " + std::to_string(n) + " with partial stacks";
-  const RecorderStats& st = recorder->stats();
+  const RecorderStats& st = recorder_.stats();
   std::string embedded;
-  if (size_t binaries = recorder->embedded_binaries())
+  if (size_t binaries = recorder_.embedded_binaries())
     embedded = ", symbols of " + std::to_string(binaries) + " binaries embedded in " +
                std::to_string(st.embed_ns / 1'000'000) + " ms";
   const std::string off_cpu =
       st.off_cpu ? ", of them " + std::to_string(st.off_cpu) + " intervals off CPU" : "";
-  std::fprintf(stderr,
-               "[ ebprof-record: wrote %.3f MB to %s (%llu samples%s, %u stacks, %zu processes, "
-               "%llu lost%s%s) ]\n",
-               writer.bytes_written() / 1e6, o.output.c_str(),
-               static_cast<unsigned long long>(st.samples), off_cpu.c_str(),
-               recorder->stack_count(), recorder->process_count(),
-               static_cast<unsigned long long>(lost), partial.c_str(), embedded.c_str());
+  std::fprintf(
+      stderr,
+      "[ ebprof-record: wrote %.3f MB to %s (%llu samples%s, %u stacks, %zu processes, "
+      "%llu lost%s%s) ]\n",
+      writer_.bytes_written() / 1e6, o_.output.c_str(), static_cast<unsigned long long>(st.samples),
+      off_cpu.c_str(), recorder_.stack_count(), tracker_.process_count(),
+      static_cast<unsigned long long>(ledger_.dropped()), partial.c_str(), embedded.c_str());
+}
+
+}  // namespace
+
+void run_session(const RecordOptions& options) {
+  check_options(options);
+  Session(options).run();
 }
 
 }  // namespace ebprof::record

@@ -17,9 +17,9 @@ packages=(
 # Tests also check pprof output with the real client, go tool pprof, and
 # DWARF source lookups against eu-addr2line (elfutils), debuginfo fetched
 # from a local debuginfod server, and the flame graph page in a headless
-# browser (chromium).
+# browser (chromium); clang-tidy checks the files a change touches.
 if [[ ${1:-} == --test ]]; then
-  packages+=(golang-go elfutils debuginfod chromium)
+  packages+=(golang-go elfutils debuginfod chromium clang-tidy)
 fi
 
 missing=()

@@ -10,9 +10,10 @@
 
 #include "common/error.h"
 #include "format/reader.h"
-#include "report/folded_writer.h"
-#include "report/profile.h"
-#include "report/symbolizer.h"
+#include "report/aggregate/aggregate.h"
+#include "report/load/recording.h"
+#include "report/symbolize/symbolizer.h"
+#include "report/write/folded_writer.h"
 
 namespace ebprof {
 namespace {
@@ -27,13 +28,16 @@ std::string slurp(const fs::path& path) {
 }
 
 std::string folded(const fs::path& path) {
-  report::Profile profile = report::load_profile(path.string());
+  report::CommTable comms;
+  std::vector<report::Recording> recordings;
+  report::load_recordings(path.string(), {.include_idle = true}, comms, recordings);
   // Names from the recording alone: no binary or debuginfo of this machine
   // (an empty --symfs) may change them.
   report::SymbolizeOptions embedded_only;
   embedded_only.sources.symfs = "/nonexistent-symfs";
+  report::Symbolizer symbolizer(embedded_only, std::make_shared<report::FrameTable>());
   std::ostringstream out;
-  report::write_folded(out, report::symbolize(profile, embedded_only));
+  report::write_folded(out, report::aggregate(recordings, comms, symbolizer, {}));
   return out.str();
 }
 

@@ -1,6 +1,6 @@
 // DwarfLines against the fixture tests/workloads/inlined.cc, built as a PIE
 // and as a fixed-address executable, and against eu-addr2line as the oracle.
-#include "report/dwarf_lines.h"
+#include "report/symbolize/dwarf_lines.h"
 
 #include <gtest/gtest.h>
 #include <stdio.h>

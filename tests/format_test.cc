@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "format/crc32c.h"
 #include "format/framing.h"
+#include "format/losses.h"
 #include "format/reader.h"
 #include "format/writer.h"
 
@@ -98,7 +99,8 @@ void write_recording(const std::string& path, bool compress, const SampleBatch& 
                           "/usr/bin/hot cold",
                           {{0x1000, 0x401000, 0x2000}},
                           {{0x401000, 0x40, "_Z4mainv"}, {0x401040, 0x10, "helper"}}});
-  w.write(RecordingEnd{7'000'000'000, {{"ring buffer full", 3}, {"user stack unreadable", 0}}});
+  w.write(RecordingEnd{7'000'000'000,
+                       {{LossCause::kBufferFull, 3}, {LossCause::kUserStackUnreadable, 0}}});
   w.close();
 }
 
@@ -144,7 +146,7 @@ TEST_P(RoundTrip, EveryFrameKindReadsBackAsWritten) {
   EXPECT_EQ(c.embedded[0].symbols[1].name, "helper");
   EXPECT_EQ(c.embedded[0].symbols[1].size, 0x10u);
   ASSERT_TRUE(c.end);
-  EXPECT_EQ(c.end->losses[0].cause, "ring buffer full");
+  EXPECT_EQ(c.end->losses[0].cause, LossCause::kBufferFull);
   EXPECT_EQ(c.end->losses[0].count, 3u);
 }
 
@@ -412,6 +414,17 @@ TEST(Writer, UnwritablePathIsOneClearError) {
     EXPECT_NE(std::string(e.what()).find("cannot create /nonexistent-dir/x.data"),
               std::string::npos);
   }
+}
+
+// Files name loss causes by text: each reads back as itself, and one a
+// newer recorder wrote is kept as unknown rather than misread.
+TEST(LossCause, NamesRoundTripAndUnknownOnesStayUnknown) {
+  for (int i = 0; i + 1 < kLossCauses; ++i)
+    EXPECT_EQ(parse_loss_cause(loss_cause_name(static_cast<LossCause>(i))),
+              static_cast<LossCause>(i));
+  EXPECT_EQ(parse_loss_cause("a cause from the future"), LossCause::kUnknown);
+  EXPECT_TRUE(loss_keeps_sample(LossCause::kStackTruncated));
+  EXPECT_FALSE(loss_keeps_sample(LossCause::kBufferFull));
 }
 
 }  // namespace

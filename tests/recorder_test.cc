@@ -7,7 +7,9 @@
 
 #include "bpf/profile.h"
 #include "common/error.h"
+#include "fake_processes.h"
 #include "format/reader.h"
+#include "record/loss_ledger.h"
 #include "record/off_cpu.h"
 #include "record/proc_maps.h"
 #include "record/process_tracker.h"
@@ -152,7 +154,9 @@ TEST(StackInterner, ManyDistinctStacksNeverMerge) {
 
 TEST(ProcessTracker, CapturesOnFirstSightAndAgainForUnmappedAddresses) {
   int reads = 0;
-  ProcessTracker tracker([&](uint32_t pid, uint64_t now) {
+  fakes::FakeProcesses source;
+  ProcessTracker tracker(source);
+  source.on_read = [&](uint32_t pid, uint64_t now) {
     ++reads;
     format::ProcessInfo p;
     p.pid = pid;
@@ -161,7 +165,7 @@ TEST(ProcessTracker, CapturesOnFirstSightAndAgainForUnmappedAddresses) {
     if (reads > 1)
       p.mappings.push_back({0x9000, 0xa000, 0, "/lib/dlopened.so"});
     return p;
-  });
+  };
   std::vector<uint64_t> inside = {0x1100}, outside = {0x9100};
   EXPECT_TRUE(tracker.observe(7, inside, true, 0));
   EXPECT_FALSE(tracker.observe(7, inside, true, 1));
@@ -178,10 +182,12 @@ TEST(ProcessTracker, CapturesOnFirstSightAndAgainForUnmappedAddresses) {
 
 TEST(ProcessTracker, ARereadThatFindsNothingNewIsNotWritten) {
   int reads = 0;
-  ProcessTracker tracker([&](uint32_t pid, uint64_t now) {
+  fakes::FakeProcesses source;
+  source.on_read = [&](uint32_t pid, uint64_t now) {
     ++reads;
     return format::ProcessInfo{pid, "x", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
-  });
+  };
+  ProcessTracker tracker(source);
   std::vector<uint64_t> inside = {0x1100}, junk = {0xdead0000};  // e.g. a broken frame chain
   EXPECT_TRUE(tracker.observe(7, inside, true, 0));
   EXPECT_FALSE(tracker.observe(7, junk, true, ProcessTracker::kRereadIntervalNs));
@@ -190,12 +196,14 @@ TEST(ProcessTracker, ARereadThatFindsNothingNewIsNotWritten) {
 
 TEST(ProcessTracker, AnEmptyRereadOfAnExitingProcessIsNotReported) {
   int reads = 0;
-  ProcessTracker tracker([&](uint32_t pid, uint64_t now) {
+  fakes::FakeProcesses source;
+  source.on_read = [&](uint32_t pid, uint64_t now) {
     format::ProcessInfo p{pid, "x", now, {}, ""};
     if (++reads == 1)
       p.mappings = {{0x1000, 0x2000, 0, "/bin/a"}};
     return p;
-  });
+  };
+  ProcessTracker tracker(source);
   std::vector<uint64_t> inside = {0x1100}, outside = {0x9100};
   EXPECT_TRUE(tracker.observe(7, inside, true, 0));
   EXPECT_FALSE(tracker.observe(7, outside, true, ProcessTracker::kRereadIntervalNs));
@@ -207,8 +215,9 @@ TEST(ProcessTracker, AnEmptyRereadOfAnExitingProcessIsNotReported) {
 
 TEST(SymbolEmbedder, EmbedsOnlyTheSymbolsStacksUseOncePerBuildId) {
   ElfIdentities identities;
-  ProcessTracker tracker(
-      [&](uint32_t pid, uint64_t now) { return read_process(pid, now, identities); });
+  fakes::FakeProcesses source;
+  source.on_read = [&](uint32_t pid, uint64_t now) { return read_process(pid, now, identities); };
+  ProcessTracker tracker(source);
   const uint32_t pid = static_cast<uint32_t>(getpid());
   // A leaf IP, then a return address just past the start of the caller: the
   // caller is looked up at address - 1, like the report does.
@@ -253,11 +262,13 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   auto writer = format::RecordingWriter::create(path);
   writer.write(format::RecordingInfo{});
   KernelSymbolIndex kernel({{0xfff00, "irq_handler", "", 0x200}, {0x500000, "unused", "", 0x10}});
-  Recorder recorder(
-      writer, std::move(kernel), ProcessTracker([](uint32_t pid, uint64_t now) {
-        return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
-      }),
-      std::nullopt);
+  fakes::FakeProcesses source;
+  source.on_read = [](uint32_t pid, uint64_t now) {
+    return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
+  };
+  ProcessTracker tracker(source);
+  LossLedger ledger;
+  Recorder recorder(writer, std::move(kernel), tracker, std::nullopt, ledger);
   auto a = raw_record(10, 10, "a", {0xffff1}, {0x1100});
   auto b = raw_record(11, 12, "b", {}, {0x1200});
   auto bad = a;
@@ -271,18 +282,21 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   recorder.flush(0, true);
   // Losses are written as they grow, per CPU and cause; a record that did
   // not decode is a lost sample too, tied to no CPU.
-  std::vector<format::LossCount> in_kernel = {{"buffer full", 2, false, 0},
-                                              {"buffer full", 1, false, 1}};
-  recorder.write_losses(5, in_kernel);
-  recorder.write_losses(6, in_kernel);  // nothing new: no frame
+  using format::LossCause;
+  std::vector<format::LossCount> in_kernel = {{LossCause::kBufferFull, 2, false, 0},
+                                              {LossCause::kBufferFull, 1, false, 1}};
+  ledger.update_kernel(in_kernel);
+  recorder.write_losses(5);
+  recorder.write_losses(6);  // nothing new: no frame
   in_kernel[1].count = 4;
-  recorder.write_losses(7, in_kernel);
+  ledger.update_kernel(in_kernel);
+  recorder.write_losses(7);
   writer.close();
   EXPECT_EQ(recorder.stats().samples, 4u);
-  EXPECT_EQ(recorder.stats().malformed, 1u);
-  EXPECT_EQ(recorder.loss_totals(in_kernel),
-            (std::vector<format::LossCount>{{"buffer full", 6}, {"malformed record", 1}}));
-  EXPECT_EQ(recorder.process_count(), 2u);
+  EXPECT_EQ(ledger.totals(), (std::vector<format::LossCount>{{LossCause::kBufferFull, 6},
+                                                             {LossCause::kMalformedRecord, 1}}));
+  EXPECT_EQ(ledger.dropped(), 7u);
+  EXPECT_EQ(tracker.process_count(), 2u);
 
   Count c;
   format::read_recording(path, c);
@@ -300,11 +314,12 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   EXPECT_EQ(c.kernel_symbols[0].name, "irq_handler");
   ASSERT_EQ(c.losses.size(), 2u);
   EXPECT_EQ(c.losses[0].time_ns, 5u);
-  EXPECT_EQ(c.losses[0].counts,
-            (std::vector<format::LossCount>{{"buffer full", 2, false, 0},
-                                            {"buffer full", 1, false, 1},
-                                            {"malformed record", 1, false, format::kNoCpu}}));
-  EXPECT_EQ(c.losses[1].counts, (std::vector<format::LossCount>{{"buffer full", 3, false, 1}}));
+  EXPECT_EQ(c.losses[0].counts, (std::vector<format::LossCount>{
+                                    {LossCause::kBufferFull, 2, false, 0},
+                                    {LossCause::kBufferFull, 1, false, 1},
+                                    {LossCause::kMalformedRecord, 1, false, format::kNoCpu}}));
+  EXPECT_EQ(c.losses[1].counts,
+            (std::vector<format::LossCount>{{LossCause::kBufferFull, 3, false, 1}}));
 }
 
 }  // namespace

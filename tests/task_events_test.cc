@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "fake_processes.h"
 #include "record/process_tracker.h"
 #include "record/task_events.h"
 
@@ -121,16 +122,20 @@ TEST(InsertMapping, ANewMappingCutsWhatItOverlaps) {
 
 // A tracker fed only by side-band events, never by /proc.
 struct SideBandTracker {
+  SideBandTracker() {
+    source.on_read = [this](uint32_t pid, uint64_t now) {
+      ++proc_reads;
+      return format::ProcessInfo{pid, "", now, {}, "gone"};
+    };
+    source.on_drain = [this](std::vector<TaskEvent>& out) {
+      out.insert(out.end(), pending.begin(), pending.end());
+      pending.clear();
+    };
+  }
   std::vector<TaskEvent> pending;
   int proc_reads = 0;
-  ProcessTracker tracker{[this](uint32_t pid, uint64_t now) {
-                           ++proc_reads;
-                           return format::ProcessInfo{pid, "", now, {}, "gone"};
-                         },
-                         [this](std::vector<TaskEvent>& out) {
-                           out.insert(out.end(), pending.begin(), pending.end());
-                           pending.clear();
-                         }};
+  fakes::FakeProcesses source;
+  ProcessTracker tracker{source};
   void add(const std::vector<std::byte>& record) {
     pending.push_back(decode_task_event(record).value());
   }

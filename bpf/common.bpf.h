@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What every program of ebprof's BPF object shares: the recorder's
+ * settings, the maps samples travel and are filtered through, and the
+ * helpers that fill and send a record. The maps and settings are defined
+ * once, by the unit that defines EBPROF_DEFINE_SHARED (sample.bpf.c); the
+ * others see them as extern, and bpftool's static linker joins them into
+ * one object. */
+#ifndef EBPROF_COMMON_BPF_H
+#define EBPROF_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "profile.h"
+
+#define ENOSPC 28 /* vmlinux.h has no errno values */
+
+#ifdef EBPROF_DEFINE_SHARED
+#define SHARED
+#define SET_TO(value) = value
+#else
+#define SHARED extern
+#define SET_TO(value)
+#endif
+
+/* Set by the recorder before load. */
+SHARED const volatile bool filter_tgid SET_TO(false);
+SHARED const volatile bool filter_tid SET_TO(false);
+SHARED const volatile bool filter_cgroup SET_TO(false);
+/* Probes and tracepoints fire on every CPU: -C is applied here. */
+SHARED const volatile bool filter_cpu SET_TO(false);
+/* Send samples through the per-CPU perf buffers rather than the ring buffer
+ * (kernels before 5.8, or forced with --transport perfbuf). */
+SHARED const volatile bool use_perfbuf SET_TO(false);
+/* Ring-buffer fill level, in bytes, above which the reader is woken. Below it
+ * records are committed silently and picked up by the reader's periodic
+ * poll, which saves a wakeup per sample. */
+SHARED const volatile unsigned long long wakeup_bytes SET_TO(0);
+
+#define RINGBUF_MAP                                                                                \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_RINGBUF);                                                \
+		__uint(max_entries, 1 << 20); /* resized by the recorder */                        \
+	}
+#define PERFBUF_MAP                                                                                \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);                                       \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, sizeof(__u32));                                                 \
+	}
+#define SET_MAP(entries)                                                                           \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, entries);                                                      \
+		__type(key, __u32);                                                                \
+		__type(value, __u8);                                                               \
+	}
+#define CGROUP_MAP                                                                                 \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);                                           \
+		__uint(max_entries, 1);                                                            \
+		__type(key, __u32);                                                                \
+		__type(value, __u32);                                                              \
+	}
+#define CPU_MAP                                                                                    \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
+		__uint(max_entries, 1); /* resized by the recorder to the possible CPUs */         \
+		__type(key, __u32);                                                                \
+		__type(value, __u8);                                                               \
+	}
+#define LOSSES_MAP                                                                                 \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(max_entries, EBPROF_LOSS_CAUSES);                                           \
+		__type(key, __u32);                                                                \
+		__type(value, __u64);                                                              \
+	}
+
+SHARED RINGBUF_MAP events SEC(".maps");
+/* The perf-buffer transport: one slot per CPU, filled by the recorder. */
+SHARED PERFBUF_MAP perf_events SEC(".maps");
+/* Processes to sample when filter_tgid is set: the targets and, followed
+ * through fork, their descendants. Exited ones are removed. */
+SHARED SET_MAP(65536) target_tgids SEC(".maps");
+/* Threads to sample when filter_tid is set (-t). */
+SHARED SET_MAP(4096) target_tids SEC(".maps");
+/* The cgroup (v2) to sample when filter_cgroup is set, descendants included. */
+SHARED CGROUP_MAP target_cgroup SEC(".maps");
+/* CPUs to sample on when filter_cpu is set: nonzero for each one. */
+SHARED CPU_MAP target_cpus SEC(".maps");
+/* Samples lost, per CPU and enum ebprof_loss_cause. */
+SHARED LOSSES_MAP losses SEC(".maps");
+
+/* Room for one record per CPU: a record is 2 KiB at most, too big for the
+ * 512-byte BPF stack. */
+#define SCRATCH(name)                                                                              \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(max_entries, 1);                                                            \
+		__type(key, __u32);                                                                \
+		__type(value, struct ebprof_sample);                                               \
+	} name SEC(".maps")
+
+static __always_inline void count_loss(__u32 cause)
+{
+	__u64 *n = bpf_map_lookup_elem(&losses, &cause);
+
+	if (n)
+		*n += 1; /* per-CPU slot: no atomic needed */
+}
+
+/* Whether the current task is one the recorder asked for (-p, -t, -G, -C). */
+static __always_inline bool wanted(__u32 tgid, __u32 tid)
+{
+	if (filter_tgid && !bpf_map_lookup_elem(&target_tgids, &tgid))
+		return false;
+	if (filter_tid && !bpf_map_lookup_elem(&target_tids, &tid))
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+		return false;
+	if (filter_cpu) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		__u8 *on = bpf_map_lookup_elem(&target_cpus, &cpu);
+
+		if (!on || !*on)
+			return false;
+	}
+	return true;
+}
+
+static __always_inline void count_stack_losses(__u32 lost)
+{
+	if (lost & EBPROF_LOST_KERNEL_STACK)
+		count_loss(EBPROF_LOSS_KERNEL_STACK);
+	if (lost & EBPROF_LOST_USER_STACK)
+		count_loss(EBPROF_LOSS_USER_STACK);
+	if (lost & EBPROF_LOST_TRUNCATED)
+		count_loss(EBPROF_LOSS_TRUNCATED);
+}
+
+/* A record's bytes: the header and the frames it holds. The masks are no-ops
+ * at run time (counts are at most 127); they bound the size for the
+ * verifier. */
+static __always_inline __u64 record_size(const struct ebprof_sample *s)
+{
+	return EBPROF_SAMPLE_HEADER_SIZE +
+	       ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f)) * sizeof(__u64);
+}
+
+/* Fills `s` with the current task: who, where, and its kernel and user
+ * stacks, noting in s->stack_losses what of them could not be read.
+ * Returns the record's size. */
+static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __u32 tgid, __u32 tid,
+					  __u16 kind)
+{
+	long kbytes, ubytes;
+	__u32 nk = 0, nu = 0;
+
+	s->time_ns = bpf_ktime_get_ns();
+	s->tgid = tgid;
+	s->tid = tid;
+	s->cpu = bpf_get_smp_processor_id();
+	s->kind = kind;
+	s->blocked_ns = 0;
+	s->state = 0;
+	s->stack_losses = 0;
+	s->peer = 0;
+	s->flags = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);
+	if (kbytes > 0)
+		nk = kbytes / sizeof(__u64);
+	else if (kbytes < 0)
+		s->stack_losses |= EBPROF_LOST_KERNEL_STACK;
+	/* A no-op at run time (nk <= 127); it proves to the verifier that the
+	 * user stack below stays inside ips. */
+	nk &= 0x7f;
+
+	/* Kernel threads have no user stack; asking would only fail. */
+	if (tgid != 0) {
+		ubytes = bpf_get_stack(ctx, &s->ips[nk], EBPROF_MAX_FRAMES * sizeof(__u64),
+				       BPF_F_USER_STACK);
+		if (ubytes > 0)
+			nu = ubytes / sizeof(__u64);
+		else if (ubytes < 0)
+			s->stack_losses |= EBPROF_LOST_USER_STACK;
+	}
+	nu &= 0x7f;
+	if (nk == EBPROF_MAX_FRAMES || nu == EBPROF_MAX_FRAMES)
+		s->stack_losses |= EBPROF_LOST_TRUNCATED;
+
+	s->kernel_frames = nk;
+	s->user_frames = nu;
+	return record_size(s);
+}
+
+/* Sends a record to the recorder, through the ring buffer or this CPU's
+ * perf buffer; counts it as lost when there is no room. */
+static __always_inline void emit(void *ctx, struct ebprof_sample *s, __u64 size)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (use_perfbuf) {
+		/* Wakeups are the perf event's watermark. */
+		long err = bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, s, size);
+
+		if (err)
+			count_loss(err == -ENOSPC ? EBPROF_LOSS_RINGBUF_FULL : EBPROF_LOSS_OUTPUT);
+		return;
+	}
+	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, s, size, flags))
+		count_loss(EBPROF_LOSS_RINGBUF_FULL);
+}
+
+#endif

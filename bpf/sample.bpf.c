@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Stack sampler: on every perf event, tracepoint hit or probe hit, copy the
+ * kernel and user stacks of the current task into one record of the ring
+ * buffer (or of this CPU's perf buffer). No BPF stack map is used:
+ * STACK_TRACE maps drop stacks on hash collisions, and interning is cheaper
+ * and lossless in user space.
+ *
+ * This unit also defines what common.bpf.h declares for all of them. */
+#define EBPROF_DEFINE_SHARED
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+SCRATCH(scratch);
+
+/* Takes the stacks of the current task into one record. Shared by the
+ * programs below, which differ only in what their context is. */
+static __always_inline int take_stack(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u32 tid = (__u32)id;
+	__u32 zero = 0;
+	struct ebprof_sample *s;
+	__u64 size;
+
+	if (!wanted(tgid, tid))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	size = fill_current(ctx, s, tgid, tid, EBPROF_KIND_SAMPLE);
+	count_stack_losses(s->stack_losses);
+	emit(ctx, s, size);
+	return 0;
+}
+
+/* A sampling perf event (-e cpu-clock, cycles, ...). */
+SEC("perf_event")
+int sample_stack(struct bpf_perf_event_data *ctx)
+{
+	return take_stack(ctx);
+}
+
+/* Every hit of a tracepoint (-e tracepoint:CATEGORY:NAME). */
+SEC("tracepoint")
+int tracepoint_stack(void *ctx)
+{
+	return take_stack(ctx);
+}
+
+/* Every call of a probed function (-e kprobe:SYMBOL, uprobe:PATH:SYMBOL). */
+SEC("kprobe")
+int probe_stack(struct pt_regs *ctx)
+{
+	return take_stack(ctx);
+}

@@ -1,0 +1,170 @@
+#include "record/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ebprof::record {
+namespace {
+
+bool parse_compression(const std::string& value, ebprof::format::WriterOptions& out) {
+  if (value == "none") {
+    out.compress = false;
+    return true;
+  }
+  out.compress = true;
+  if (value == "zstd")
+    return true;
+  if (!value.starts_with("zstd:"))
+    return false;
+  const char* digits = value.c_str() + 5;
+  char* end = nullptr;
+  long level = std::strtol(digits, &end, 10);
+  if (end == digits || *end != '\0' || level < 1 || level > 19)
+    return false;
+  out.zstd_level = static_cast<int>(level);
+  return true;
+}
+
+// -F, -c, -e, the targets and the duration: what is sampled.
+void add_sampling_options(CLI::App& app, RecordOptions& o) {
+  auto* freq = app.add_option("-F,--freq", o.frequency, "Sampling frequency in Hz, per CPU")
+                   ->capture_default_str()
+                   ->check(CLI::Range(1, 100000));
+  app.add_option("-c,--count", o.period, "Sample every COUNT events instead of -F")
+      ->check(CLI::PositiveNumber)
+      ->excludes(freq);
+  app.add_option("-e,--event", o.event,
+                 "Event to sample: cpu-clock, task-clock, page-faults, context-switches, ..., a "
+                 "hardware event (cycles, instructions, ...) where a PMU exists; or a stack on "
+                 "every hit of tracepoint:CATEGORY:NAME, uprobe:PATH:SYMBOL or kprobe:SYMBOL")
+      ->capture_default_str();
+  app.add_flag("-a,--all-cpus", o.all_cpus,
+               "Sample every process on all CPUs, also while running a command");
+  app.add_option("-p,--pid", o.pids, "Sample only these processes (comma-separated pids)")
+      ->delimiter(',');
+  app.add_option("-t,--tid", o.tids, "Sample only these threads (comma-separated thread ids)")
+      ->delimiter(',');
+  app.add_option("-G,--cgroup", o.cgroup,
+                 "Sample only tasks in this cgroup v2 and below it (a path, absolute or under "
+                 "/sys/fs/cgroup)");
+  app.add_option("-C,--cpu", o.cpu_list, "Sample only on these CPUs (e.g. 0-3,8)");
+  app.add_option("--duration", o.duration_s, "Stop after this many seconds");
+}
+
+void add_off_cpu_options(CLI::App& app, RecordOptions& o) {
+  auto* off_cpu =
+      app.add_flag("--off-cpu", o.off_cpu,
+                   "Also record where threads wait: each interval off CPU, with its length, "
+                   "state and the stack the thread left with (like perf record --off-cpu)");
+  app.add_flag("--off-cpu-only", o.off_cpu_only, "Record time off CPU only, no samples on CPU")
+      ->excludes(off_cpu);
+  app.add_option("--min-block", o.min_block_us,
+                 "With --off-cpu: leave out intervals shorter than this many microseconds")
+      ->capture_default_str();
+  app.add_option("--max-block", o.max_block_us,
+                 "With --off-cpu: leave out intervals longer than this many microseconds");
+  app.add_option("--state", o.states,
+                 "With --off-cpu: which states to record: R (preempted), S (sleeping), D "
+                 "(uninterruptible), I (idle kernel thread), other, or all")
+      ->capture_default_str();
+  app.add_flag("--wakers", o.wakers,
+               "With --off-cpu: also the stack of whoever woke each blocked thread (like "
+               "offwaketime)");
+  app.add_option("--off-cpu-hook", o.off_cpu_hook,
+                 "With --off-cpu: how to see context switches: auto (the best this kernel "
+                 "attaches), tp_btf, raw_tp or tracepoint")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "tp_btf", "raw_tp", "tracepoint"}));
+  // Long names only: perf's -u and -k mean --uid and --clockid.
+  auto* user_only = app.add_flag("--user-threads-only", o.user_threads_only,
+                                 "With --off-cpu: user threads only (offcputime's -u)");
+  app.add_flag("--kernel-threads-only", o.kernel_threads_only,
+               "With --off-cpu: kernel threads only (offcputime's -k)")
+      ->excludes(user_only);
+}
+
+// Where samples go and how: the file, the transport, compression, output.
+struct OutputFlags {
+  bool call_graph = false;  // -g: accepted, always on
+  std::string compression = "zstd";
+  bool no_embed = false;
+};
+
+void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
+  app.add_option("-o,--output", o.output,
+                 "Recording file to write (an existing one is kept as FILE.old)")
+      ->capture_default_str();
+  app.add_option("--transport", o.transport,
+                 "How samples leave the kernel: auto (the BPF ring buffer where the kernel has "
+                 "one), ringbuf or perfbuf")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "ringbuf", "perfbuf"}));
+  app.add_option("-m,--mmap-pages", o.mmap_pages,
+                 "Sample buffer size in pages per CPU, a power of two (default: from -F)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("-g", flags.call_graph, "Record call graphs (always on; accepted as perf does)");
+  app.add_option("--compression", flags.compression,
+                 "none, zstd or zstd:LEVEL (1-19; default zstd = level 3)")
+      ->capture_default_str();
+  app.add_flag("--no-embed-symbols", flags.no_embed,
+               "Do not embed the symbol tables of sampled binaries (smaller file; the report then "
+               "needs the binaries)");
+  app.add_flag("-v,--verbose", o.verbose, "Print libbpf's log, including the verifier's");
+  app.add_flag("-q,--quiet", o.quiet, "No status line while recording and no summary; errors only");
+}
+
+// The command after the options, and what the flags say: an exit status
+// for what is malformed.
+std::optional<int> finish_options(const CLI::App& app, const OutputFlags& flags, RecordOptions& o) {
+  o.command = app.remaining();
+  if (!o.command.empty() && o.command[0] == "--") {
+    o.command.erase(o.command.begin());
+  } else if (!o.command.empty() && o.command[0].starts_with("-")) {
+    std::fprintf(stderr, "ebprof-record: unknown option %s (see --help; put a command after --)\n",
+                 o.command[0].c_str());
+    return 2;
+  }
+  if (!parse_compression(flags.compression, o.writer)) {
+    std::fprintf(stderr,
+                 "ebprof-record: --compression %s: expected none, zstd or zstd:LEVEL with LEVEL "
+                 "1-19\n",
+                 flags.compression.c_str());
+    return 2;
+  }
+  o.embed_symbols = !flags.no_embed;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, RecordOptions& o) {
+  o.argv.assign(argv, argv + argc);
+  CLI::App app{
+      "Sample kernel and user stacks with eBPF and stream them to a recording file.\n"
+      "Without a target, samples all CPUs (like perf record -a).",
+      "ebprof-record"};
+  OutputFlags flags;
+  add_output_options(app, o, flags);
+  add_sampling_options(app, o);
+  add_off_cpu_options(app, o);
+  // Like perf: option parsing stops at the command, so its own options
+  // (`ebprof-record ./server -p 8080`) stay its own.
+  app.prefix_command();
+  app.footer(
+      "COMMAND [ARGS...] after the options (or after --) is launched and profiled;\n"
+      "recording stops when it exits.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ebprof-record: %s (see --help)\n", e.what());
+    return 2;
+  }
+  return finish_options(app, flags, o);
+}
+
+}  // namespace ebprof::record

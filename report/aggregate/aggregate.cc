@@ -1,0 +1,84 @@
+#include "report/aggregate/aggregate.h"
+
+#include <limits>
+#include <unordered_map>
+
+#include "report/load/summary.h"
+
+namespace ebprof::report {
+namespace {
+
+constexpr size_t kDropped = std::numeric_limits<size_t>::max();
+
+// Who woke a blocked thread, above its stack: root first, the blocked
+// stack, a separator, then the waker's stack leaf first and its comm last
+// (so, in this leaf-first list, the comm first).
+void add_waker(const Recording& r, const SampleKey& key, const CommTable& comms,
+               Symbolizer& symbolizer, std::vector<uint32_t>& ids) {
+  FrameTable& table = *symbolizer.table();
+  std::vector<uint32_t> top{table.intern(Frame{
+      .kind = FrameKind::kWakerComm, .name = comms.names()[key.waker_comm], .module = "[waker]"})};
+  const FrameView waker = symbolizer.stack(r, key.waker);
+  top.insert(top.end(), waker.ids().rbegin(), waker.ids().rend());
+  top.push_back(table.intern(Frame{.kind = FrameKind::kWakerSeparator, .module = "[waker]"}));
+  ids.insert(ids.begin(), top.begin(), top.end());
+}
+
+}  // namespace
+
+FrameView decorated_frames(const Recording& r, const SampleKey& key, const CommTable& comms,
+                           Symbolizer& symbolizer) {
+  const FrameView frames = symbolizer.stack(r, key.stack);
+  if (key.state == ThreadState::kOnCpu)
+    return frames;
+  // Blocked stacks get their state as the root frame, so that folded
+  // output, pprof and flame graphs show them apart from running ones.
+  FrameTable& table = *symbolizer.table();
+  std::vector<uint32_t> ids(frames.ids().begin(), frames.ids().end());
+  ids.push_back(table.intern(
+      Frame{.kind = FrameKind::kOffCpuState, .state = key.state, .module = "[off-cpu]"}));
+  if (key.waker.stack != kNoStack)
+    add_waker(r, key, comms, symbolizer, ids);
+  return FrameView(table.keep(std::move(ids)), &table);
+}
+
+Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
+                  Symbolizer& symbolizer, const AggregateOptions& options) {
+  Profile p;
+  p.summary = summarize(recordings);
+  p.unit = options.unit;
+  p.comms = comms.names();
+  p.frames = symbolizer.table();
+  std::unordered_map<SampleKey, size_t, SampleKeyHash> index;  // into p.stacks, or kDropped
+  // What a stack looks like, threads and CPUs aside: decorated and
+  // filtered once, then shared by every thread's and CPU's entry.
+  const Grouping shape{.threads = false, .wakers = options.grouping.wakers};
+  std::unordered_map<SampleKey, std::optional<FrameView>, SampleKeyHash> shaped;
+  for (const Recording& r : recordings)
+    for (const auto& [recorded, values] : r.counts) {
+      const SampleKey key = options.grouping.apply(recorded);
+      auto [it, inserted] = index.try_emplace(key, kDropped);
+      if (!inserted) {
+        if (it->second != kDropped)
+          p.stacks[it->second].values.add(values.count, values.time_ns);
+        continue;
+      }
+      auto [frames, fresh] = shaped.try_emplace(shape.apply(key));
+      if (fresh) {
+        const FrameView all = decorated_frames(r, key, comms, symbolizer);
+        frames->second =
+            options.filter ? filter_frames(*options.filter, all, *p.frames) : std::optional(all);
+      }
+      if (!frames->second)
+        continue;
+      it->second = p.stacks.size();
+      p.stacks.push_back({key, *frames->second, values});
+    }
+  // --weight time: what each stack stands for, in microseconds, becomes its count.
+  if (options.unit == Unit::kMicroseconds)
+    for (Stack& s : p.stacks)
+      s.values.count = (s.values.time_ns + 500) / 1000;
+  return p;
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/recording.h"
+
+namespace ebprof::report {
+
+// Which samples a report counts, decided per sample while the recording is
+// read, before anything is aggregated. Empty lists keep everything.
+enum class View { kOnCpu, kOffCpu, kWall };
+View parse_view(const std::string& name);  // oncpu, offcpu, wall; throws Error
+
+struct SampleFilter {
+  std::vector<uint32_t> pids, tids, cpus;
+  std::vector<std::string> comms;
+  // --time START,END in seconds: from the start of the recording, or
+  // absolute (CLOCK_MONOTONIC, as `--format script` prints times) when at
+  // least the recording's start. Either side may be open.
+  std::optional<double> time_start_s, time_end_s;
+  bool include_idle = false;  // the idle task (pid 0) is left out unless asked for
+  // --view: samples on CPU, intervals off CPU (--off-cpu), or both; unset:
+  // on CPU, or off CPU for a recording made with --off-cpu-only.
+  std::optional<View> view;
+};
+
+// Parses --time "START,END" ("1.5,3", ",2", "8812.5,"). Throws Error when
+// malformed.
+void parse_time_window(const std::string& text, SampleFilter& filter);
+
+// What `filter`'s --view shows; without one, what the recording holds:
+// samples on CPU, or intervals off CPU for --off-cpu-only.
+View view_of(const SampleFilter& filter, const format::RecordingInfo& info);
+inline bool in_view(View view, const format::Sample& s) {
+  return view == View::kWall || (view == View::kOnCpu) == (s.blocked_ns == 0);
+}
+
+// Whether `filter` keeps sample `s` of command `comm` from a recording that
+// started at `start_ns` (CLOCK_MONOTONIC).
+bool keeps(const SampleFilter& filter, const format::Sample& s, const std::string& comm,
+           uint64_t start_ns);
+
+}  // namespace ebprof::report

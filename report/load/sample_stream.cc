@@ -1,0 +1,65 @@
+#include "report/load/sample_stream.h"
+
+#include "format/reader.h"
+
+namespace ebprof::report {
+namespace {
+
+class SampleStream : public format::RecordingVisitor {
+ public:
+  SampleStream(std::span<const Recording> recordings, const SampleFilter& filter, CommTable& comms,
+               const SampleVisitor& visit)
+      : recordings_(recordings), filter_(filter), comms_(comms), visit_(visit) {}
+
+  // The next source of a merged file: its own ids, at the index the reader
+  // gave load_recordings() too.
+  void on_frame(const format::FrameInfo& frame) override {
+    if (frame.source != source_ && frame.source < recordings_.size()) {
+      source_ = frame.source;
+      comm_ids_.clear();
+    }
+  }
+
+  void on_samples(format::SampleBatch&& batch) override {
+    const Recording& r = recordings_[source_];
+    for (size_t i = 0; i < batch.comms.size(); ++i)
+      comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
+    const View view = view_of(filter_, r.info);
+    for (const format::Sample& s : batch.samples) {
+      if (!in_view(view, s))
+        continue;
+      const uint32_t comm = this->comm(s.comm_id);
+      if (!keeps(filter_, s, comms_.names()[comm], r.info.start_monotonic_ns))
+        continue;
+      const SampleKey key{.stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id},
+                          .tid = s.tid,
+                          .comm = comm,
+                          .cpu = s.cpu,
+                          .state = thread_state(s)};
+      visit_(r, key, s);
+    }
+  }
+
+ private:
+  uint32_t comm(uint32_t id) {
+    auto it = comm_ids_.find(id);
+    return it == comm_ids_.end() ? comms_.intern(kLostComm) : it->second;
+  }
+
+  std::span<const Recording> recordings_;
+  const SampleFilter& filter_;
+  CommTable& comms_;
+  const SampleVisitor& visit_;
+  uint32_t source_ = 0;
+  std::unordered_map<uint32_t, uint32_t> comm_ids_;
+};
+
+}  // namespace
+
+void stream_samples(const std::string& path, std::span<const Recording> recordings,
+                    const SampleFilter& filter, CommTable& comms, const SampleVisitor& visit) {
+  SampleStream stream(recordings, filter, comms, visit);
+  format::read_recording(path, stream);
+}
+
+}  // namespace ebprof::report

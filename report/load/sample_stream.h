@@ -1,0 +1,25 @@
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+
+#include "format/recording.h"
+#include "report/load/recording.h"
+#include "report/load/sample_filter.h"
+
+namespace ebprof::report {
+
+// One sample as the file holds it, with its key as load_recordings()
+// counted it, and the recording it belongs to.
+using SampleVisitor =
+    std::function<void(const Recording&, const SampleKey&, const format::Sample&)>;
+
+// Reads the samples of the file at `path` again, in file order, and hands
+// each that `filter` keeps to `visit`: what a per-sample output needs,
+// with memory bounded by what `recordings` (load_recordings() of the same
+// file and filter, with `comms`) hold, not by the samples.
+void stream_samples(const std::string& path, std::span<const Recording> recordings,
+                    const SampleFilter& filter, CommTable& comms, const SampleVisitor& visit);
+
+}  // namespace ebprof::report

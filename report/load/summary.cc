@@ -1,0 +1,76 @@
+#include "report/load/summary.h"
+
+#include <set>
+
+#include "format/losses.h"
+
+namespace ebprof::report {
+
+RecordingSummary summarize(std::span<const Recording> recordings) {
+  RecordingSummary s;
+  const format::RecordingInfo& first = recordings.front().info;
+  s.writer_version = first.writer_version;
+  s.kernel_release = first.kernel_release;
+  s.machine = first.machine;
+  s.event = first.event;
+  s.sample_frequency = first.sample_frequency;
+  s.sample_period = first.sample_period;
+  s.sample_weight = sample_weight(first);
+  s.clock_event = is_clock_event(first.event);
+  s.sampling = first.sampling;
+  s.off_cpu = first.off_cpu;
+  s.cpu_count = first.cpu_count;
+  s.start_realtime_ns = first.start_realtime_ns;
+  std::vector<format::LossCount> losses;
+  uint64_t duration_ns = 0;
+  std::set<std::string> hosts, paths;
+  // Each distinct name once, in order of appearance.
+  auto add = [](std::set<std::string>& seen, std::string& list, const std::string& name) {
+    if (seen.insert(name).second)
+      list += (list.empty() ? "" : ", ") + name;
+  };
+  for (const Recording& r : recordings) {
+    add(hosts, s.hostname, r.info.hostname);
+    add(paths, s.path, r.path);
+    s.samples += r.total_samples;
+    s.recorded_samples += r.recorded_samples;
+    // Added up in whole nanoseconds, as each recording's own duration is.
+    duration_ns += static_cast<uint64_t>(duration_s(r) * 1e9);
+    s.cpu_seconds += duration_s(r) * std::max<uint32_t>(r.info.cpu_count, 1);
+    std::vector<format::LossCount> l = loss_totals(r);
+    losses.insert(losses.end(), l.begin(), l.end());
+    s.ended &= r.end.has_value();
+    if (!r.warning.empty())
+      s.warning += (s.warning.empty() ? "" : "; ") + r.warning;
+  }
+  s.duration_s = duration_ns / 1e9;
+  s.losses = format::totals_by_cause(losses);
+  return s;
+}
+
+double duration_s(const Recording& r) {
+  uint64_t end = r.end ? r.end->end_monotonic_ns : r.last_sample_ns;
+  return end > r.info.start_monotonic_ns ? (end - r.info.start_monotonic_ns) / 1e9 : 0;
+}
+
+bool is_clock_event(const std::string& event) {
+  return event == "cpu-clock" || event == "task-clock";
+}
+
+uint64_t sample_weight(const format::RecordingInfo& info) {
+  if (info.sample_period)
+    return info.sample_period;
+  return info.sample_frequency && is_clock_event(info.event) ? 1'000'000'000 / info.sample_frequency
+                                                             : 0;
+}
+
+std::vector<format::LossCount> loss_totals(const Recording& r) {
+  if (r.end)
+    return r.end->losses;
+  std::vector<format::LossCount> all;
+  for (const format::Losses& report : r.loss_reports)
+    all.insert(all.end(), report.counts.begin(), report.counts.end());
+  return format::totals_by_cause(all);
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,156 @@
+#include "report/run/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "report/run/formats.h"
+
+namespace ebprof::report {
+namespace {
+
+std::string format_help() {
+  std::string help;
+  for (const FormatInfo& f : output_formats())
+    help += std::string(help.empty() ? "" : "; ") + f.name + ": " + f.help;
+  return help;
+}
+
+void add_output_options(CLI::App& app, ReportOptions& o) {
+  app.add_option("-o,--output", o.output, "Write the report to this file (default: stdout)");
+  std::vector<std::string> names;
+  for (const FormatInfo& f : output_formats())
+    names.push_back(f.name);
+  app.add_option("--format", o.format, format_help())
+      ->capture_default_str()
+      ->check(CLI::IsMember(names));
+  auto* top = app.add_option_group("top");
+  top->add_option("-n,--rows", o.rows, "Rows in the top table (0: all)")->capture_default_str();
+  top->add_option("-s,--sort", o.sort,
+                  "Row keys: comm, pid, tid, cpu, dso, state (on CPU, or why off it), symbol")
+      ->capture_default_str();
+  top->add_flag("--children", o.children,
+                "Order rows by children (samples anywhere on the stack), not self");
+  auto* folded = app.add_option_group("folded");
+  folded
+      ->add_option("--prefix", o.prefix,
+                   "First frame of each stack: comm, pid, comm,pid (as comm-pid) or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"comm", "pid", "comm,pid", "pid,comm", "none"}));
+  folded->add_flag("--annotate", o.annotate,
+                   "Mark kernel frames with _[k], inlined ones with _[i], JIT ones with _[j]");
+  folded->add_flag("--delimit", o.delimit, "A '-' frame between the user and kernel halves");
+}
+
+void add_symbol_options(CLI::App& app, ReportOptions& o) {
+  auto* symbols = app.add_option_group("symbols");
+  symbols->add_option("--symfs", o.symfs,
+                      "Look for binaries and debuginfo under this directory, like perf");
+  symbols
+      ->add_option("--debug-dir", o.debug_dirs,
+                   "Directories of separate debuginfo (.build-id/ and debuglink paths)")
+      ->capture_default_str();
+  symbols->add_flag("--lines", o.lines, "Append source file:line to names, where DWARF is found");
+  symbols->add_flag("--no-demangle", o.no_demangle, "Keep C++ and Rust names as in the binary");
+  symbols->add_flag("--no-inline", o.no_inline,
+                    "Do not expand inlined functions into frames (no DWARF unless --lines)");
+}
+
+void add_filter_options(CLI::App& app, ReportOptions& o) {
+  auto* f = app.add_option_group("filters");
+  f->add_option("--pid,--pids", o.pids, "Only these processes")->delimiter(',');
+  f->add_option("--tid,--tids", o.tids, "Only these threads")->delimiter(',');
+  f->add_option("--comm,--comms", o.comms, "Only these commands")->delimiter(',');
+  f->add_option("-C,--cpu", o.cpus, "Only samples on these CPUs")->delimiter(',');
+  f->add_option("--time", o.time,
+                "Only samples in START,END: seconds from the start, or absolute as script "
+                "prints them; either side may be empty");
+  f->add_flag("--include-idle", o.include_idle, "Count the idle task (pid 0) too");
+  f->add_flag("--wakers", o.wakers,
+              "Show who woke each blocked thread (recorded with --wakers): its stack above a "
+              "'--' frame, its comm last, like offwaketime");
+  f->add_option("--view", o.view,
+                "oncpu: samples on CPU (the default); offcpu: intervals off CPU (recorded with "
+                "--off-cpu; the default for --off-cpu-only); wall: both, the whole life of "
+                "each thread");
+  f->add_option("--weight", o.weight,
+                "samples, or time (a sample's period, an interval's length, in microseconds); "
+                "auto: time when intervals off CPU are shown")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "samples", "time"}));
+  auto* kernel_only = f->add_flag("--kernel-only", o.kernel_only, "Only the kernel half of stacks");
+  f->add_flag("--user-only", o.user_only, "Only the user half of stacks")->excludes(kernel_only);
+  f->add_option("--dso,--dsos", o.dsos, "Only stacks through these shared objects")->delimiter(',');
+  f->add_option("--symbol,--symbols", o.symbol,
+                "Only stacks through a function matching this regular expression");
+}
+
+struct Subcommands {
+  CLI::App* info;
+  CLI::App* dump;
+  CLI::App* diff;
+  CLI::App* merge;
+};
+
+Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
+  Subcommands s{
+      app.add_subcommand("info",
+                         "Describe the recording: header, counts, losses, embedded "
+                         "symbols, bytes per section"),
+      app.add_subcommand("dump", "Print every frame of the recording as text"),
+      app.add_subcommand("diff",
+                         "Compare two recordings: BASE NEW, in the --format given (top, folded, "
+                         "pprof, flamegraph, svg); the report's filters apply to both"),
+      app.add_subcommand("merge",
+                         "Write several recordings into one file (-o) that every "
+                         "report command reads")};
+  for (CLI::App* sub : {s.info, s.dump, s.diff, s.merge})
+    sub->fallthrough();  // the report's options given after the subcommand still count
+  for (CLI::App* sub : {s.info, s.dump})
+    sub->add_option("file", o.files, "Recordings to read (same as -i)");
+  s.diff->add_option("recordings", o.files, "BASE NEW")->required()->expected(2);
+  s.diff
+      ->add_option("--normalize", o.normalize,
+                   "What a sample counts for: none, total (a share of its own recording), "
+                   "per-second or per-cpu-second")
+      ->capture_default_str();
+  s.diff
+      ->add_option("--join", o.join,
+                   "Match frames by symbol name (a rebuild still matches) or by build-id and "
+                   "address")
+      ->capture_default_str();
+  s.merge->add_option("recordings", o.files, "Recordings to merge, in order")
+      ->required()
+      ->expected(1, -1);
+  app.require_subcommand(0, 1);
+  return s;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
+  CLI::App app{"Symbolize an ebprof recording and report where the time went.", "ebprof-report"};
+  auto* input = app.add_option("-i,--input", o.inputs,
+                               "Recording to read; repeat it to report on several as one")
+                    ->capture_default_str();
+  add_output_options(app, o);
+  add_symbol_options(app, o);
+  add_filter_options(app, o);
+  const Subcommands sub = add_subcommands(app, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ebprof-report: %s (see --help)\n", e.what());
+    return 2;
+  }
+  o.inputs_given = input->count() > 0;
+  o.command = sub.info->parsed()    ? Command::kInfo
+              : sub.dump->parsed()  ? Command::kDump
+              : sub.diff->parsed()  ? Command::kDiff
+              : sub.merge->parsed() ? Command::kMerge
+                                    : Command::kReport;
+  return std::nullopt;
+}
+
+}  // namespace ebprof::report

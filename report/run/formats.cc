@@ -1,0 +1,92 @@
+#include "report/run/formats.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "common/text.h"
+#include "report/aggregate/diff.h"
+#include "report/run/plan.h"
+#include "report/write/diff_writer.h"
+#include "report/write/flamegraph_writer.h"
+#include "report/write/folded_writer.h"
+#include "report/write/frame_text.h"
+#include "report/write/pprof_writer.h"
+#include "report/write/top_writer.h"
+
+namespace ebprof::report {
+namespace {
+
+FlameOptions flame_options(const Profile& p) {
+  const RecordingSummary& s = p.summary;
+  return {"Flame graph: " + s.event + " on " + s.hostname + ", " + utc_time(s.start_realtime_ns),
+          false, unit_name(p.unit)};
+}
+
+FlameOptions diff_flame_options(const DiffProfile& d) {
+  return {"Differential flame graph: " + d.base.path + " -> " + d.now.path, true,
+          value_unit(d.normalize, d.unit)};
+}
+
+DiffProfile joined(const Profile& base, const Profile& now, const Plan& plan) {
+  return join_profiles(base, now, plan.normalize, plan.join);
+}
+
+void top(std::ostream& out, const Profile& p, const Plan& plan) {
+  write_top(out, p, plan.top);
+}
+void top_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
+  write_diff_top(out, joined(base, now, plan), plan.top.rows);
+}
+void folded(std::ostream& out, const Profile& p, const Plan& plan) {
+  write_folded(out, p, plan.folded);
+}
+void folded_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
+  write_diff_folded(out, joined(base, now, plan));
+}
+void pprof(std::ostream& out, const Profile& p, const Plan&) {
+  write_pprof(out, p);
+}
+void pprof_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
+  write_pprof_diff(out, base, joined(base, now, plan).scale.base_in_new(), now);
+}
+void flamegraph(std::ostream& out, const Profile& p, const Plan&) {
+  write_flamegraph_html(out, flame_stacks(p), flame_options(p));
+}
+void flamegraph_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
+  const DiffProfile d = joined(base, now, plan);
+  write_flamegraph_html(out, flame_stacks(d), diff_flame_options(d));
+}
+void svg(std::ostream& out, const Profile& p, const Plan&) {
+  write_flamegraph_svg(out, flame_stacks(p), flame_options(p));
+}
+void svg_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
+  const DiffProfile d = joined(base, now, plan);
+  write_flamegraph_svg(out, flame_stacks(d), diff_flame_options(d));
+}
+
+constexpr FormatInfo kFormats[] = {
+    {OutputFormat::kTop, "top", "self and children per function, like perf report", top, top_diff,
+     false, true},
+    {OutputFormat::kFolded, "folded", "flamegraph.pl input", folded, folded_diff, false, true},
+    {OutputFormat::kScript, "script", "every sample, like perf script", nullptr, nullptr, false,
+     false},
+    {OutputFormat::kPprof, "pprof", "gzipped profile.proto for go tool pprof (use -o)", pprof,
+     pprof_diff, true, false},
+    {OutputFormat::kFlamegraph, "flamegraph", "one self-contained interactive HTML page",
+     flamegraph, flamegraph_diff, false, true},
+    {OutputFormat::kSvg, "svg", "a static flame graph image", svg, svg_diff, false, true},
+};
+
+}  // namespace
+
+std::span<const FormatInfo> output_formats() {
+  return kFormats;
+}
+
+const FormatInfo* find_format(std::string_view name) {
+  auto it = std::find_if(std::begin(kFormats), std::end(kFormats),
+                         [&](const FormatInfo& f) { return name == f.name; });
+  return it == std::end(kFormats) ? nullptr : &*it;
+}
+
+}  // namespace ebprof::report

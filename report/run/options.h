@@ -1,0 +1,53 @@
+#pragma once
+
+// ebprof-report's command line as typed: what make_plan() resolves.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ebprof::report {
+
+enum class Command : uint8_t { kReport, kInfo, kDump, kDiff, kMerge };
+
+struct ReportOptions {
+  Command command = Command::kReport;
+  std::vector<std::string> inputs{"ebprof.data"};  // -i
+  bool inputs_given = false;                       // -i was on the command line
+  std::vector<std::string>
+      files;           // the subcommand's own: info and dump FILE, diff BASE NEW, merge IN
+  std::string output;  // -o
+  std::string format = "top";
+  // top
+  size_t rows = 20;
+  std::string sort = "comm,dso,symbol";
+  bool children = false;
+  // folded
+  std::string prefix = "comm";
+  bool annotate = false;
+  bool delimit = false;
+  // symbols
+  std::string symfs;
+  std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
+  bool lines = false;
+  bool no_demangle = false;
+  bool no_inline = false;
+  // filters and views
+  std::vector<uint32_t> pids, tids, cpus;
+  std::vector<std::string> comms;
+  std::string time;
+  bool include_idle = false;
+  bool wakers = false;
+  std::string view;
+  std::string weight = "auto";
+  bool kernel_only = false;
+  bool user_only = false;
+  std::vector<std::string> dsos;
+  std::string symbol;
+  // diff
+  std::string normalize = "total";
+  std::string join = "symbol";
+};
+
+}  // namespace ebprof::report

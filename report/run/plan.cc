@@ -1,0 +1,164 @@
+#include "report/run/plan.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "report/load/summary.h"
+
+namespace ebprof::report {
+namespace {
+
+Normalize parse_normalize(const std::string& name) {
+  if (name == "none")
+    return Normalize::kNone;
+  if (name == "total")
+    return Normalize::kTotal;
+  if (name == "per-second")
+    return Normalize::kPerSecond;
+  if (name == "per-cpu-second")
+    return Normalize::kPerCpuSecond;
+  throw Error("--normalize " + name + ": use none, total, per-second or per-cpu-second");
+}
+
+Join parse_join(const std::string& name) {
+  if (name == "symbol")
+    return Join::kSymbol;
+  if (name == "address")
+    return Join::kAddress;
+  throw Error("--join " + name + ": use symbol or address");
+}
+
+Weight parse_weight(const std::string& name) {
+  if (name == "samples")
+    return Weight::kSamples;
+  if (name == "time")
+    return Weight::kTime;
+  if (name == "auto")
+    return Weight::kAuto;
+  throw Error("--weight " + name + ": use auto, samples or time");
+}
+
+std::vector<std::string> inputs_of(const ReportOptions& o) {
+  switch (o.command) {
+    case Command::kDiff:
+      if (o.inputs_given)
+        throw Error("diff reads the two recordings it is given (BASE NEW), not -i");
+      return o.files;
+    case Command::kMerge:
+      if (o.output.empty())
+        throw Error("merge needs -o FILE: where to write the merged recording");
+      return o.files;
+    case Command::kInfo:
+    case Command::kDump: {
+      // FILEs add to -i's, which then has no default.
+      std::vector<std::string> inputs =
+          o.inputs_given || o.files.empty() ? o.inputs : std::vector<std::string>{};
+      inputs.insert(inputs.end(), o.files.begin(), o.files.end());
+      return inputs;
+    }
+    case Command::kReport:
+      break;
+  }
+  return o.inputs;
+}
+
+SampleFilter sample_filter(const ReportOptions& o) {
+  // info counts everything in the file: samples on CPU and intervals off it.
+  if (o.command == Command::kInfo)
+    return SampleFilter{.include_idle = true, .view = View::kWall};
+  SampleFilter f{o.pids, o.tids, o.cpus, o.comms};
+  f.include_idle = o.include_idle;
+  if (!o.view.empty())
+    f.view = parse_view(o.view);
+  if (!o.time.empty())
+    parse_time_window(o.time, f);
+  return f;
+}
+
+StackFilter stack_filter(const ReportOptions& o) {
+  StackFilter f{o.kernel_only, o.user_only, o.dsos};
+  if (!o.symbol.empty()) {
+    try {
+      f.symbol = std::regex(o.symbol);
+    } catch (const std::regex_error& e) {
+      throw Error("--symbol " + o.symbol + ": not a regular expression (" + e.what() + ")");
+    }
+  }
+  return f;
+}
+
+SymbolizeOptions symbolize_options(const ReportOptions& o) {
+  SymbolizeOptions s;
+  s.sources = {o.symfs, o.debug_dirs};
+  s.demangle = !o.no_demangle;
+  s.inline_frames = !o.no_inline;
+  s.lines = o.lines;
+  return s;
+}
+
+}  // namespace
+
+Plan make_plan(const ReportOptions& o) {
+  Plan plan;
+  plan.command = o.command;
+  plan.format = find_format(o.format);
+  if (!plan.format)
+    throw Error("--format " + o.format + ": no such format (see --help)");
+  if (o.command == Command::kDiff && !plan.format->write_diff)
+    throw Error(std::string("diff writes top, folded, pprof, flamegraph or svg: --format ") +
+                plan.format->name + " shows one recording's samples");
+  plan.inputs = inputs_of(o);
+  plan.output = o.output;
+  plan.samples = sample_filter(o);
+  plan.stacks = stack_filter(o);
+  plan.symbols = symbolize_options(o);
+  plan.weight = parse_weight(o.weight);
+  plan.normalize = parse_normalize(o.normalize);
+  plan.join = parse_join(o.join);
+  plan.top = {o.rows, parse_sort_keys(o.sort), o.children};
+  plan.folded = {.comm = o.prefix.find("comm") != std::string::npos,
+                 .pid = o.prefix.find("pid") != std::string::npos,
+                 .annotate = o.annotate,
+                 .delimit = o.delimit};
+  // Threads and CPUs apart only where the output shows them: merged, the
+  // same stack of many threads is symbolized and written once.
+  plan.grouping = {.threads = plan.format->per_thread ||
+                              (plan.format->format == OutputFormat::kTop &&
+                               o.command == Command::kReport && sorts_by_thread(plan.top.sort)),
+                   .wakers = o.wakers};
+  return plan;
+}
+
+Unit unit_for(const Plan& plan, std::span<const std::span<const Recording>> sides) {
+  if (!plan.format->weighs_time || plan.weight == Weight::kSamples)
+    return Unit::kSamples;
+  bool time = plan.weight == Weight::kTime;
+  for (std::span<const Recording> side : sides)
+    for (const Recording& r : side)
+      for (const auto& [key, values] : r.counts)
+        time |= key.state != ThreadState::kOnCpu;
+  if (!time)
+    return Unit::kSamples;
+  // A sample of cycles or of a tracepoint is an event, not a length of time.
+  for (std::span<const Recording> side : sides)
+    for (const Recording& r : side)
+      for (const auto& [key, values] : r.counts)
+        if (key.state == ThreadState::kOnCpu && !is_clock_event(r.info.event))
+          throw Error("--weight time: samples of " + r.info.event +
+                      " are events, not time; use --view offcpu, or --weight samples");
+  return Unit::kMicroseconds;
+}
+
+void check_view(const Plan& plan, std::span<const Recording> recordings) {
+  const std::optional<View>& view = plan.samples.view;
+  auto any = [&](auto pred) { return std::any_of(recordings.begin(), recordings.end(), pred); };
+  if (view && *view != View::kOnCpu &&
+      !any([](const Recording& r) { return !r.info.off_cpu.empty(); }))
+    throw Error("--view: the recording holds no time off CPU; record with --off-cpu");
+  if (view && *view == View::kOnCpu && !any([](const Recording& r) { return r.info.sampling; }))
+    throw Error(
+        "--view oncpu: the recording was made with --off-cpu-only, without samples; use --view "
+        "offcpu");
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,201 @@
+#include "report/run/run.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "common/error.h"
+#include "report/aggregate/aggregate.h"
+#include "report/load/facts.h"
+#include "report/load/merge.h"
+#include "report/load/sample_stream.h"
+#include "report/load/summary.h"
+#include "report/symbolize/debuginfod.h"
+#include "report/symbolize/symbolizer.h"
+#include "report/write/dump_writer.h"
+#include "report/write/frame_text.h"
+#include "report/write/info_writer.h"
+#include "report/write/script_writer.h"
+
+namespace ebprof::report {
+namespace {
+
+void warn(const std::string& message) {
+  std::fprintf(stderr, "ebprof-report: warning: %s\n", message.c_str());
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// What every report of the plan shares: the recordings' comms and frames,
+// and one symbolizer, so each binary is opened once.
+struct Stages {
+  CommTable comms;
+  std::shared_ptr<FrameTable> frames = std::make_shared<FrameTable>();
+  std::unique_ptr<Symbolizer> symbolizer;
+
+  std::vector<Recording> load(const Plan& plan, std::span<const std::string> paths) {
+    std::vector<Recording> all = load_all(paths, plan.samples, comms);
+    for (const Recording& r : all)
+      if (!r.warning.empty())
+        warn(r.warning);
+    // Added up as equals, samples of other events or rates would mislead.
+    const format::RecordingInfo& first = all.front().info;
+    for (const Recording& r : all)
+      if (r.info.event != first.event ||
+          describe_rate(r.info.sample_frequency, r.info.sample_period) !=
+              describe_rate(first.sample_frequency, first.sample_period)) {
+        warn(r.path + " samples " + r.info.event + " " +
+             describe_rate(r.info.sample_frequency, r.info.sample_period) + ", " +
+             all.front().path + " " + first.event + " " +
+             describe_rate(first.sample_frequency, first.sample_period) +
+             ": their samples are counted as equals");
+        break;
+      }
+    return all;
+  }
+
+  Symbolizer& symbolize(const Plan& plan) {
+    if (!symbolizer) {
+      SymbolizeOptions options = plan.symbols;
+      options.warn = warn;
+      if (std::shared_ptr<Debuginfod> client = Debuginfod::from_environment(warn))
+        options.debuginfod = [client](const std::string& build_id) {
+          return client->find_debuginfo(build_id);
+        };
+      symbolizer = std::make_unique<Symbolizer>(options, frames);
+    }
+    return *symbolizer;
+  }
+
+  Profile aggregate(const Plan& plan, const std::vector<Recording>& recordings, Unit unit) {
+    return report::aggregate(recordings, comms, symbolize(plan),
+                             {plan.grouping, &plan.stacks, unit});
+  }
+};
+
+void run_info(const Plan& plan, std::ostream& out) {
+  Stages stages;
+  const std::vector<Recording> all = stages.load(plan, plan.inputs);
+  for (const Recording& r : all) {
+    const Profile p =
+        report::aggregate(std::span(&r, 1), stages.comms, stages.symbolize(plan), {plan.grouping});
+    write_info(out, describe_recording(r), unnamed_by_reason(p.stacks));
+  }
+}
+
+// Every sample of each input in file order, its stack named and filtered
+// once per distinct stack, not once per sample.
+void run_script(const Plan& plan, std::ostream& out) {
+  for (const std::string& path : plan.inputs) {
+    Stages stages;
+    const std::vector<Recording> sources = stages.load(plan, std::span(&path, 1));
+    Symbolizer& symbolizer = stages.symbolize(plan);
+    std::unordered_map<StackRef, std::optional<FrameView>, StackRefHash> shown;
+    stream_samples(path, sources, plan.samples, stages.comms,
+                   [&](const Recording& r, const SampleKey& key, const format::Sample& s) {
+                     auto [it, inserted] = shown.try_emplace(key.stack);
+                     if (inserted)
+                       it->second = filter_frames(plan.stacks, symbolizer.stack(r, key.stack),
+                                                  *stages.frames);
+                     if (!it->second)
+                       return;
+                     // perf prints the period of each sample.
+                     const uint64_t period = std::max<uint64_t>(sample_weight(r.info), 1);
+                     write_script_sample(out,
+                                         {stages.comms.names()[key.comm], key, s.time_ns,
+                                          s.blocked_ns ? s.blocked_ns : period, r.info.event},
+                                         *it->second);
+                   });
+  }
+}
+
+void run_diff(const Plan& plan, std::ostream& out) {
+  Stages stages;
+  const std::vector<Recording> base = stages.load(plan, std::span(plan.inputs).first(1));
+  const std::vector<Recording> now = stages.load(plan, std::span(plan.inputs).subspan(1, 1));
+  check_view(plan, base);
+  check_view(plan, now);
+  const std::span<const Recording> sides[] = {base, now};
+  const Unit unit = unit_for(plan, sides);
+  const Profile base_profile = stages.aggregate(plan, base, unit);
+  const Profile new_profile = stages.aggregate(plan, now, unit);
+  plan.format->write_diff(out, base_profile, new_profile, plan);
+}
+
+void run_profile(const Plan& plan, std::ostream& out) {
+  if (!plan.format->write) {
+    run_script(plan, out);
+    return;
+  }
+  Stages stages;
+  const std::vector<Recording> all = stages.load(plan, plan.inputs);
+  check_view(plan, all);
+  const std::span<const Recording> sides[] = {all};
+  plan.format->write(out, stages.aggregate(plan, all, unit_for(plan, sides)), plan);
+}
+
+void run_merge(const Plan& plan) {
+  for (const std::string& in : plan.inputs)
+    if (same_file(in, plan.output))
+      throw Error("-o " + plan.output +
+                  " is one of the recordings being merged: choose another file");
+  MergeResult r = merge_recordings(plan.output, plan.inputs);
+  for (const std::string& w : r.warnings)
+    warn(w);
+  std::fprintf(stderr, "ebprof-report: merged %zu files (%llu recordings, %llu samples) into %s\n",
+               plan.inputs.size(), static_cast<unsigned long long>(r.sources),
+               static_cast<unsigned long long>(r.samples), plan.output.c_str());
+}
+
+}  // namespace
+
+void write_report(const Plan& plan, std::ostream& out) {
+  switch (plan.command) {
+    case Command::kDump:
+      for (const std::string& in : plan.inputs)
+        write_dump(out, in);
+      return;
+    case Command::kInfo:
+      return run_info(plan, out);
+    case Command::kDiff:
+      return run_diff(plan, out);
+    case Command::kReport:
+    case Command::kMerge:
+      return run_profile(plan, out);
+  }
+}
+
+void run_report(const Plan& plan) {
+  if (plan.command == Command::kMerge)
+    return run_merge(plan);
+  // -o naming an input (-i defaults to ebprof.data) would truncate the
+  // recording before reading it.
+  for (const std::string& in : plan.inputs)
+    if (!plan.output.empty() && same_file(in, plan.output))
+      throw Error("-o " + plan.output + " is the recording being read: choose another file");
+  std::ofstream file;
+  if (!plan.output.empty()) {
+    file.open(plan.output, std::ios::binary | std::ios::trunc);
+    if (!file)
+      throw Error(errno_message("cannot write " + plan.output, errno) +
+                  ": choose another path with -o");
+  }
+  std::ostream& out = plan.output.empty() ? std::cout : file;
+  std::ios::sync_with_stdio(false);
+  write_report(plan, out);
+  out.flush();
+  if (!out)
+    throw Error("cannot write " + (plan.output.empty() ? std::string("the report") : plan.output) +
+                ": the disk is full or the output was closed");
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,187 @@
+#include "report/symbolize/dwarf_lines.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <initializer_list>
+
+namespace ebprof::report {
+namespace {
+
+// The file given is the only place to look: the caller finds separate
+// debuginfo itself (the standard callbacks would search /usr/lib/debug and
+// ask debuginfod servers, making answers depend on the machine).
+int no_elf(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) {
+  return -1;
+}
+
+int no_separate_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*,
+                          GElf_Word, char**) {
+  return -1;
+}
+
+// Dwfl keeps a pointer to its callbacks: they live as long as the program.
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = no_elf,
+    .find_debuginfo = no_separate_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+struct Free {
+  void operator()(Dwarf_Die* p) const { std::free(p); }
+};
+using Scopes = std::unique_ptr<Dwarf_Die[], Free>;
+
+// libdw can open an ELF file with no DWARF units (only .debug_frame, say),
+// which has nothing to say about functions or lines.
+bool has_units(Dwarf* dwarf) {
+  Dwarf_Off next = 0;
+  size_t header_size = 0;
+  return dwarf_nextcu(dwarf, 0, &next, &header_size, nullptr, nullptr, nullptr) == 0;
+}
+
+bool is_function(int tag) {
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
+}
+
+// Inlined instances and out-of-line copies keep their names behind
+// DW_AT_abstract_origin, member definitions behind DW_AT_specification:
+// dwarf_attr_integrate follows both.
+std::string function_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (unsigned name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    if (const char* s = dwarf_formstring(dwarf_attr_integrate(die, name, &attr)))
+      return s;
+  }
+  return "";
+}
+
+// Where `inlined` (an inlined instance) was called from, in the function
+// containing it. The file index is into the file table of its own unit.
+SourceFrame call_site(Dwarf_Die* inlined) {
+  SourceFrame frame;
+  Dwarf_Attribute attr;
+  Dwarf_Word value = 0;
+  Dwarf_Die cu;
+  Dwarf_Files* files = nullptr;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &value) == 0 &&
+      dwarf_diecu(inlined, &cu, nullptr, nullptr) && dwarf_getsrcfiles(&cu, &files, nullptr) == 0) {
+    if (const char* file = dwarf_filesrc(files, value, nullptr, nullptr))
+      frame.file = file;
+  }
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &value) == 0)
+    frame.line = static_cast<int>(value);
+  return frame;
+}
+
+// The CU holding `address`: by .debug_aranges, which libdw indexes, else
+// by each CU's own ranges, since clang emits no aranges unless asked
+// (-gdwarf-aranges).
+Dwarf_Die* cu_of(Dwfl_Module* module, Dwarf_Addr address, Dwarf_Addr* bias) {
+  if (Dwarf_Die* cu = dwfl_module_addrdie(module, address, bias))
+    return cu;
+  for (Dwarf_Die* cu = dwfl_module_nextcu(module, nullptr, bias); cu;
+       cu = dwfl_module_nextcu(module, cu, bias))
+    if (dwarf_haspc(cu, address - *bias) > 0)
+      return cu;
+  return nullptr;
+}
+
+}  // namespace
+
+void DwarfLines::DwflEnd::operator()(Dwfl* dwfl) const {
+  dwfl_end(dwfl);
+}
+
+std::optional<DwarfLines> DwarfLines::open(const std::string& path) {
+  // libdwfl opens the file itself, without O_NONBLOCK: refuse FIFOs and
+  // devices first, which a recorded path may name.
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return std::nullopt;
+  DwflHandle dwfl(dwfl_begin(&kCallbacks));
+  if (!dwfl)
+    return std::nullopt;
+  // dwfl_report_offline places an ET_DYN file (a PIE, a shared object) at
+  // libdwfl's offline base, 0x10000 for the first module: a bias every
+  // lookup would have to undo. dwfl_report_elf at base 0, adding p_vaddr,
+  // puts module addresses on ELF virtual addresses for ET_DYN and ET_EXEC.
+  dwfl_report_begin(dwfl.get());
+  Dwfl_Module* module = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1, 0, true);
+  if (!module || dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
+    return std::nullopt;
+  // Relocatable objects (.o, kernel modules) have no virtual addresses to
+  // look up: libdwfl would lay their sections out at addresses of its own.
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module, &bias);
+  GElf_Ehdr ehdr;
+  if (!elf || !gelf_getehdr(elf, &ehdr) || (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
+    return std::nullopt;
+  Dwarf_Addr dwarf_bias = 0;
+  Dwarf* dwarf = dwfl_module_getdwarf(module, &dwarf_bias);
+  if (!dwarf || !has_units(dwarf))
+    return std::nullopt;
+  return DwarfLines(std::move(dwfl), module, bias);
+}
+
+std::vector<SourceFrame> DwarfLines::frames(uint64_t vaddr) {
+  if (!dwfl_)
+    return {};
+  // Zero in practice (see open()), but the bias is what libdwfl defines as
+  // module address minus file address, so apply it rather than assume it.
+  const Dwarf_Addr address = vaddr + bias_;
+  Dwarf_Addr cu_bias = 0;
+  Dwarf_Die* cu = cu_of(module_, address, &cu_bias);
+  if (!cu)
+    return {};
+
+  SourceFrame innermost;
+  if (Dwarf_Line* row = dwarf_getsrc_die(cu, address - cu_bias)) {
+    if (const char* file = dwarf_linesrc(row, nullptr, nullptr))
+      innermost.file = file;
+    dwarf_lineno(row, &innermost.line);
+  }
+  const bool has_row = !innermost.file.empty();
+
+  Dwarf_Die* raw = nullptr;
+  int count = dwarf_getscopes(cu, address - cu_bias, &raw);
+  Scopes pc_scopes(raw);
+  if (count <= 0)
+    return has_row ? std::vector<SourceFrame>{innermost} : std::vector<SourceFrame>{};
+  // Past an inlined instance dwarf_getscopes continues with the scopes
+  // around its abstract origin (for variable lookup), skipping the callers.
+  // The callers are the DIE's parents in the tree, which
+  // dwarf_getscopes_die gives.
+  Dwarf_Die innermost_die = pc_scopes[0];
+  raw = nullptr;
+  count = dwarf_getscopes_die(&innermost_die, &raw);
+  Scopes chain(raw);
+
+  std::vector<SourceFrame> out;
+  SourceFrame frame = innermost;
+  for (int i = 0; i < count; ++i) {
+    int tag = dwarf_tag(&chain[i]);
+    if (!is_function(tag))
+      continue;  // lexical blocks, the unit
+    frame.function = function_name(&chain[i]);
+    if (tag != DW_TAG_inlined_subroutine) {
+      out.push_back(std::move(frame));
+      return out;
+    }
+    frame.inlined = true;
+    out.push_back(std::move(frame));
+    frame = call_site(&chain[i]);
+  }
+  // No out-of-line function around the address: a line-table row outside
+  // any function, or malformed nesting. Keep what the DWARF did say.
+  if (out.empty() && has_row)
+    out.push_back(innermost);
+  return out;
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,76 @@
+#pragma once
+
+// Finding the files that name a recorded binary's frames: the binary at
+// its recorded path (under --symfs), separate debuginfo by build-id and
+// .gnu_debuglink, a debuginfod server, the table the recording embeds.
+// Reading them is user_names.h's job.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/elf_file.h"
+#include "format/recording.h"
+#include "report/load/recording.h"
+#include "report/model/frame.h"
+#include "report/symbolize/options.h"
+
+namespace ebprof::report {
+
+// One place a binary's symbols were looked for, and what was there.
+struct FileAttempt {
+  enum class Source : uint8_t { kBinary, kDebuginfo, kDebuginfod };
+  enum class Outcome : uint8_t {
+    kMatches,     // the recorded build-id: used
+    kUnverified,  // no build-id to compare (neither recorded nor in the file): used, warned
+    kOtherBuild,  // another build-id: never used
+    kMissing,     // no readable ELF file there
+    kDeleted,     // the recorded path says the file was deleted while mapped
+    kNoAnswer,    // the servers had nothing, or the report asked them enough already
+  };
+  Source source = Source::kBinary;
+  Outcome outcome = Outcome::kMissing;
+  std::string path;  // the server's answer for kDebuginfod, "" when none
+};
+
+// The files found for one mapped binary.
+struct FoundBinary {
+  const ElfSymbolTable* symbols =
+      nullptr;                             // names: debuginfo first, else the binary, else embedded
+  const ElfSymbolTable* layout = nullptr;  // load segments: the binary, else embedded
+  const ElfSymbolTable* embedded = nullptr;  // the recording's own table, if any
+  std::string dwarf;                         // the file to read DWARF from, if any
+  // kBinaryNotFound or kBuildIdMismatch when there are no tables at all.
+  UnnamedReason missing = UnnamedReason::kNone;
+  std::vector<FileAttempt> attempts;  // in the order they were made
+};
+
+// Finds each (path, build-id) once per embedded table set, and opens each
+// file once.
+class FileFinder {
+ public:
+  explicit FileFinder(SymbolizeOptions options);
+
+  // `embedded` are the tables of the recording the mapping is from.
+  const FoundBinary& find(const format::Mapping& mapping, const EmbeddedTables& embedded);
+
+ private:
+  const ElfSymbolTable* open(const std::string& path);
+  void find_binary(const format::Mapping& m, FoundBinary& found);
+  const ElfSymbolTable* find_debuginfo(const format::Mapping& m, FoundBinary& found);
+
+  SymbolizeOptions options_;
+  // Each query can take seconds, and a recording decides how many build-ids
+  // there are: a report asks servers about so many binaries at most.
+  static constexpr int kMaxDebuginfodQueries = 200;
+  int debuginfod_queries_ = 0;
+  std::unordered_map<std::string, std::unique_ptr<ElfSymbolTable>> files_;  // null: unreadable
+  // By (path, build-id, embedded tables).
+  std::map<std::tuple<std::string, std::string, const EmbeddedTables*>, FoundBinary> found_;
+};
+
+}  // namespace ebprof::report

@@ -1,0 +1,47 @@
+#include "report/symbolize/symbolizer.h"
+
+#include "format/lookup.h"
+#include "report/symbolize/kernel_names.h"
+
+namespace ebprof::report {
+
+Symbolizer::Symbolizer(SymbolizeOptions options, std::shared_ptr<FrameTable> table)
+    : options_(std::move(options)),
+      files_(options_),
+      user_(options_, files_),
+      table_(std::move(table)) {}
+
+FrameView Symbolizer::stack(const Recording& recording, const StackRef& ref) {
+  auto [it, inserted] = cache_.try_emplace(ref);
+  if (inserted) {
+    std::vector<uint32_t> ids;
+    for (Frame& f : name(recording, ref))
+      ids.push_back(table_->intern(std::move(f)));
+    it->second = FrameView(table_->keep(std::move(ids)), table_.get());
+  }
+  return it->second;
+}
+
+std::vector<Frame> Symbolizer::name(const Recording& recording, const StackRef& ref) {
+  auto stack_it = recording.stacks.find(ref.stack);
+  if (stack_it == recording.stacks.end()) {
+    // An id defined in a damaged frame the reader skipped.
+    return {Frame{.reason = UnnamedReason::kStackLost, .module = "[unknown]"}};
+  }
+  const format::Stack& stack = stack_it->second;
+  std::vector<Frame> frames;
+  frames.reserve(stack.kernel.size() + stack.user.size());
+  for (size_t i = 0; i < stack.kernel.size(); ++i)
+    frames.push_back(name_kernel_address(recording.kernel_symbols,
+                                         recording.info.kernel_addresses_hidden, stack.kernel[i],
+                                         format::lookup_address(stack.kernel, i)));
+  auto jit = recording.jit_symbols.find(ref.pid);
+  const AddressSpace space{captures_from(recording, ref),
+                           jit == recording.jit_symbols.end() ? nullptr : &jit->second,
+                           recording.embedded_symbols.get()};
+  for (size_t i = 0; i < stack.user.size(); ++i)
+    user_.name(space, stack.user[i], format::lookup_address(stack.user, i), frames);
+  return frames;
+}
+
+}  // namespace ebprof::report

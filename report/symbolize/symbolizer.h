@@ -1,0 +1,42 @@
+#pragma once
+
+// The symbolize stage: recorded stacks to named frames, interned in a
+// report's FrameTable. One symbolizer serves every recording of a report,
+// so each file is opened, and each server asked, once per report; what is
+// a recording's own (kallsyms, maps, JIT maps) is passed in with each
+// stack.
+
+#include <memory>
+#include <unordered_map>
+
+#include "report/load/recording.h"
+#include "report/model/profile.h"
+#include "report/symbolize/file_finder.h"
+#include "report/symbolize/options.h"
+#include "report/symbolize/user_names.h"
+
+namespace ebprof::report {
+
+class Symbolizer {
+ public:
+  Symbolizer(SymbolizeOptions options, std::shared_ptr<FrameTable> table);
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // The frames of `ref`, a stack of `recording`: kernel frames, then user
+  // frames, leaf first. Each distinct ref is named once.
+  FrameView stack(const Recording& recording, const StackRef& ref);
+
+  const std::shared_ptr<FrameTable>& table() const { return table_; }
+
+ private:
+  std::vector<Frame> name(const Recording& recording, const StackRef& ref);
+
+  SymbolizeOptions options_;
+  FileFinder files_;
+  UserNames user_;
+  std::shared_ptr<FrameTable> table_;
+  std::unordered_map<StackRef, FrameView, StackRefHash> cache_;
+};
+
+}  // namespace ebprof::report

@@ -1,0 +1,163 @@
+#include "report/symbolize/user_names.h"
+
+#include <algorithm>
+
+#include "report/load/recording.h"
+#include "report/symbolize/demangle.h"
+
+namespace ebprof::report {
+namespace {
+
+std::string basename_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Frame unnamed(FrameKind kind, UnnamedReason reason, std::string module, uint64_t address) {
+  Frame f;
+  f.kind = kind;
+  f.reason = reason;
+  f.module = std::move(module);
+  f.address = address;
+  f.file_offset = address;  // not in a file: the address is all there is
+  return f;
+}
+
+}  // namespace
+
+UnnamedReason unmapped_reason(const std::string& maps_error) {
+  if (maps_error.empty())
+    return UnnamedReason::kNoMapping;
+  if (maps_error == format::kMapsErrorExited)
+    return UnnamedReason::kExitedBeforeMapsRead;
+  if (maps_error == format::kMapsErrorForkedUnread)
+    return UnnamedReason::kForkedFromUnreadProcess;
+  return UnnamedReason::kMapsUnreadable;
+}
+
+UserNames::UserNames(const SymbolizeOptions& options, FileFinder& files)
+    : options_(options), files_(files) {}
+
+const std::string& UserNames::name_of(const ElfSymbol& sym) {
+  auto [it, inserted] = demangled_.try_emplace(&sym);
+  if (inserted)
+    it->second = options_.demangle ? demangle(sym.name) : sym.name;
+  return it->second;
+}
+
+Frame UserNames::name_in_file(const AddressSpace& space, const format::Mapping& m, uint64_t address,
+                              uint64_t lookup, Located* located) {
+  Frame f;
+  f.module = basename_of(m.path);
+  f.address = address;
+  f.path = m.path;
+  f.build_id = m.build_id;
+  f.file_offset = address - m.start + m.file_offset;
+  // Pseudo-files ([vdso]) have no ELF file.
+  const FoundBinary* binary = m.path[0] == '/' ? &files_.find(m, *space.embedded) : nullptr;
+  const std::optional<uint64_t> vaddr =
+      binary && binary->symbols ? binary->layout->offset_to_vaddr(lookup - m.start + m.file_offset)
+                                : std::nullopt;
+  const ElfSymbol* sym = vaddr ? binary->symbols->find(*vaddr) : nullptr;
+  if (!sym) {
+    f.reason = !binary                                   ? UnnamedReason::kNoSymbol
+               : binary->missing != UnnamedReason::kNone ? binary->missing
+               : binary->symbols->complete()             ? UnnamedReason::kNoSymbol
+               : binary->symbols == binary->embedded     ? UnnamedReason::kNotInEmbeddedTable
+                                                         : UnnamedReason::kStripped;
+    return f;
+  }
+  if (located)
+    *located = {binary, *vaddr};
+  f.name = name_of(*sym);
+  f.system_name = sym->name;
+  f.offset = *vaddr + (address - lookup) - sym->address;
+  return f;
+}
+
+Frame UserNames::locate(const AddressSpace& space, uint64_t address, uint64_t lookup,
+                        Located* located) {
+  if (space.captures.empty())
+    return unnamed(FrameKind::kUser, UnnamedReason::kMapsNotRecorded, "[unknown]", address);
+  const format::Mapping* m = find_mapping(space.captures, lookup);
+  // JIT code: named from the process's perf map, if it was recorded.
+  if ((!m || m->path.empty()) && space.jit)
+    if (const ElfSymbol* sym = find_symbol(*space.jit, lookup)) {
+      // perf names the module after the map file.
+      const std::string map = "perf-" + std::to_string(space.captures.front().pid) + ".map";
+      Frame f{.kind = FrameKind::kJit,
+              .address = address,
+              .offset = address - sym->address,
+              .file_offset = address,
+              .name = name_of(*sym),
+              .system_name = sym->name,
+              .module = map,
+              .path = "/tmp/" + map};
+      return f;
+    }
+  if (!m)
+    return unnamed(FrameKind::kUser, unmapped_reason(space.captures.front().maps_error),
+                   "[unknown]", address);
+  // Anonymous executable memory is JIT code, named only by a perf map.
+  if (m->path.empty()) {
+    Frame f = unnamed(FrameKind::kJit, UnnamedReason::kJitMapMissing, "[anon]", address);
+    f.offset = address - m->start;
+    return f;
+  }
+  return name_in_file(space, *m, address, lookup, located);
+}
+
+Frame UserNames::name_one(const AddressSpace& space, uint64_t address, uint64_t lookup) {
+  return locate(space, address, lookup, nullptr);
+}
+
+const std::vector<SourceFrame>& UserNames::source_frames(const std::string& file, uint64_t vaddr) {
+  auto [it, inserted] = source_.try_emplace({file, vaddr});
+  if (inserted) {
+    auto [dwarf, opened] = dwarf_.try_emplace(file);
+    if (opened)
+      dwarf->second = DwarfLines::open(file);
+    if (dwarf->second)
+      it->second = dwarf->second->frames(vaddr);
+  }
+  return it->second;
+}
+
+void UserNames::name(const AddressSpace& space, uint64_t address, uint64_t lookup,
+                     std::vector<Frame>& out) {
+  Located located;
+  Frame base = locate(space, address, lookup, &located);
+  const std::vector<SourceFrame>* source =
+      base.named() && located.binary && !located.binary->dwarf.empty() &&
+              (options_.inline_frames || options_.lines)
+          ? &source_frames(located.binary->dwarf, located.vaddr)
+          : nullptr;
+  if (!source || source->empty()) {
+    out.push_back(std::move(base));
+    return;
+  }
+  for (const SourceFrame& s : *source) {
+    // An inlined instance DWARF gives no name would otherwise take the
+    // containing function's: it is left out rather than named twice.
+    if (s.inlined && (s.function.empty() || !options_.inline_frames))
+      continue;
+    Frame f = base;
+    if (!s.function.empty()) {
+      f.system_name = s.function;
+      f.name = options_.demangle ? demangle(s.function) : s.function;
+    }
+    if (s.inlined)
+      f.kind = FrameKind::kInlined;
+    f.file = s.file;
+    f.line = s.line;
+    if (options_.lines && s.line > 0) {
+      f.name += ' ';
+      f.name += basename_of(s.file);
+      f.name += ':';
+      f.name += std::to_string(s.line);
+    }
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,116 @@
+#include "report/write/diff_writer.h"
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <cmath>
+#include <map>
+
+#include "common/text.h"
+#include "report/write/folded_writer.h"
+#include "report/write/frame_text.h"
+
+namespace ebprof::report {
+namespace {
+
+// A value with as many decimals as it needs, at most two.
+std::string number(double v) {
+  std::string s = string_printf("%.2f", v);
+  while (s.back() == '0')
+    s.pop_back();
+  if (s.back() == '.')
+    s.pop_back();
+  return s == "-0" ? "0" : s;
+}
+
+struct Row {
+  std::string name, module;
+  double base = 0, now = 0;
+  bool in_base = false, in_new = false;
+};
+
+// Rows by function, in three sections: changed, appeared, vanished; each
+// by absolute difference.
+std::array<std::vector<Row>, 3> rows_of(const DiffProfile& diff) {
+  std::map<std::pair<std::string, std::string>, Row> by_function;
+  for (const DiffStack& d : diff.stacks) {
+    const Frame* leaf = d.frames.empty() ? nullptr : &d.frames[0];
+    std::string name = leaf ? (leaf->named() ? frame_name(*leaf) : "[unknown]") : "[no stack]";
+    std::string module = leaf ? leaf->module : "";
+    Row& r = by_function[{name, module}];
+    r.name = name;
+    r.module = module;
+    r.base += d.base * diff.scale.base;
+    r.now += d.now * diff.scale.now;
+    r.in_base |= d.base > 0;
+    r.in_new |= d.now > 0;
+  }
+  std::array<std::vector<Row>, 3> sections;
+  for (auto& [key, r] : by_function)
+    sections[r.in_base && r.in_new ? 0 : r.in_new ? 1 : 2].push_back(r);
+  for (auto& section : sections)
+    std::stable_sort(section.begin(), section.end(), [](const Row& a, const Row& b) {
+      return std::fabs(a.now - a.base) > std::fabs(b.now - b.base);
+    });
+  return sections;
+}
+
+}  // namespace
+
+std::string value_unit(Normalize n, Unit unit) {
+  const std::string counted = unit_name(unit);
+  switch (n) {
+    case Normalize::kNone:
+      return counted;
+    case Normalize::kTotal:
+      return "%";
+    case Normalize::kPerSecond:
+      return counted + "/s";
+    case Normalize::kPerCpuSecond:
+      return counted + "/CPU-s";
+  }
+  return "";
+}
+
+void write_diff_folded(std::ostream& out, const DiffProfile& diff) {
+  std::map<std::string, std::pair<double, uint64_t>> lines;
+  for (const DiffStack& d : diff.stacks) {
+    auto& [base, now] = lines[folded_line(d.comm, 0, d.frames, {})];
+    base += d.base * diff.scale.base_in_new();
+    now += d.now;
+  }
+  for (const auto& [line, counts] : lines)
+    out << line << ' ' << number(counts.first) << ' ' << counts.second << '\n';
+}
+
+void write_diff_top(std::ostream& out, const DiffProfile& diff, size_t rows) {
+  const std::string counted = unit_name(diff.unit);
+  out << string_printf("# base: %" PRIu64 " samples over %.2f s (%s)\n", diff.base.samples,
+                       diff.base.duration_s, diff.base.path.c_str());
+  out << string_printf("# new:  %" PRIu64 " samples over %.2f s (%s)\n", diff.now.samples,
+                       diff.now.duration_s, diff.now.path.c_str());
+  out << "# values: self " << counted << " of each function, "
+      << (diff.normalize == Normalize::kTotal
+              ? "as % of each recording's own total; delta in points"
+              : "in " + value_unit(diff.normalize, diff.unit))
+      << "\n";
+  const char* titles[] = {"changed", "appeared (only in the new recording)",
+                          "vanished (only in the base recording)"};
+  const std::array<std::vector<Row>, 3> sections = rows_of(diff);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (sections[i].empty())
+      continue;
+    out << "#\n# " << titles[i] << "\n#\n";
+    out << string_printf("# %12s %12s %12s  %-24s %s\n", "base", "new", "delta", "module",
+                         "function");
+    size_t shown = 0;
+    for (const Row& r : sections[i]) {
+      if (rows > 0 && shown++ >= rows)
+        break;
+      out << string_printf("  %12.2f %12.2f %+12.2f  %-24s %s\n", r.base, r.now, r.now - r.base,
+                           r.module.c_str(), r.name.c_str());
+    }
+  }
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,204 @@
+#include "report/write/top_writer.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <map>
+#include <set>
+#include <string>
+
+#include "common/error.h"
+#include "common/text.h"
+#include "report/write/frame_text.h"
+
+namespace ebprof::report {
+namespace {
+
+void write_header(std::ostream& out, const Profile& p, uint64_t shown) {
+  const RecordingSummary& s = p.summary;
+  if (p.unit == Unit::kMicroseconds) {
+    out << string_printf("# %.3f s of time in %" PRIu64 " samples and intervals off CPU",
+                         shown / 1e6, s.samples);
+    if (s.samples != s.recorded_samples)
+      out << string_printf(" (of %" PRIu64 " recorded: filtered)", s.recorded_samples);
+  } else {
+    out << string_printf("# %" PRIu64 " samples", shown);
+    if (shown != s.recorded_samples)
+      out << string_printf(" (of %" PRIu64 " recorded: filtered)", s.recorded_samples);
+  }
+  const std::string what = !s.sampling         ? "time off CPU (" + s.off_cpu + ")"
+                           : s.off_cpu.empty() ? s.event + " " + describe_rate(s)
+                                               : s.event + " " + describe_rate(s) +
+                                                     " and time off CPU (" + s.off_cpu + ")";
+  out << string_printf(" of %s over %.2f s, %u CPUs\n", what.c_str(), s.duration_s, s.cpu_count);
+  out << "# host " << s.hostname << ", kernel " << s.kernel_release << " (" << s.machine
+      << "), recorded " << utc_time(s.start_realtime_ns) << " by ebprof " << s.writer_version
+      << "\n";
+  if (std::string lost = describe_losses(s.losses); lost != "0")
+    out << "# lost " << lost << "\n";
+  if (std::string partial = describe_losses(s.losses, true); partial != "0")
+    out << "# partial stacks " << partial << "\n";
+  if (!s.ended)
+    out << "# recording has no end frame: the recorder was killed or the file is cut\n";
+  if (!s.warning.empty())
+    out << "# warning: " << s.warning << "\n";
+}
+
+struct Column {
+  SortKey key;
+  const char* name;   // as --sort takes it
+  const char* title;  // as the table heads it
+  int width;          // 0: the last column, unpadded
+};
+
+constexpr Column kColumns[] = {
+    {SortKey::kComm, "comm", "Command", 15},
+    {SortKey::kPid, "pid", "Pid", 7},
+    {SortKey::kTid, "tid", "Tid", 7},
+    {SortKey::kCpu, "cpu", "CPU", 3},
+    {SortKey::kDso, "dso", "Shared Object", 23},
+    {SortKey::kState, "state", "State", 17},
+    {SortKey::kSymbol, "symbol", "Symbol", 0},
+};
+
+const Column& column(SortKey key) {
+  for (const Column& c : kColumns)
+    if (key == c.key)
+      return c;
+  return kColumns[0];
+}
+
+// The value of `key` for a sample of `s` whose frame of interest is `f`
+// (null for a stack without frames).
+std::string value(SortKey key, const Profile& p, const Stack& s, const Frame* f) {
+  switch (key) {
+    case SortKey::kComm:
+      return p.comm(s.key);
+    case SortKey::kPid:
+      return std::to_string(s.key.stack.pid);
+    case SortKey::kTid:
+      return std::to_string(s.key.tid);
+    case SortKey::kCpu:
+      return std::to_string(s.key.cpu);
+    case SortKey::kDso:
+      return f ? f->module : "[unknown]";
+    case SortKey::kState:
+      return state_name(s.key.state);
+    case SortKey::kSymbol:
+      break;
+  }
+  return f ? std::string(f->kernel() ? "[k] " : "[.] ") + frame_name(*f) : "[.] [no stack]";
+}
+
+struct Counts {
+  uint64_t self = 0, total = 0;
+};
+using Rows = std::map<std::vector<std::string>, Counts>;
+
+// Self: the row of the stack's leaf. Children: every row a frame of the
+// stack falls in, once per stack (a recursive function is not counted twice).
+uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
+  const bool per_frame = std::any_of(options.sort.begin(), options.sort.end(), [](SortKey k) {
+    return k == SortKey::kDso || k == SortKey::kSymbol;
+  });
+  auto key_of = [&](const Stack& s, const Frame* f) {
+    std::vector<std::string> key;
+    for (SortKey k : options.sort)
+      key.push_back(value(k, p, s, f));
+    return key;
+  };
+  uint64_t total = 0;
+  for (const Stack& s : p.stacks) {
+    const uint64_t n = s.values.count;
+    total += n;
+    const Frame* leaf = s.frames.empty() ? nullptr : &s.frames[0];
+    rows[key_of(s, leaf)].self += n;
+    std::set<std::vector<std::string>> seen;
+    if (!per_frame || s.frames.empty())
+      seen.insert(key_of(s, leaf));
+    else
+      for (const Frame& f : s.frames)
+        seen.insert(key_of(s, &f));
+    for (const auto& key : seen)
+      rows[key].total += n;
+  }
+  return total;
+}
+
+void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, const Rows& rows,
+                uint64_t total) {
+  std::vector<std::pair<std::vector<std::string>, Counts>> sorted(rows.begin(), rows.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+    return options.children ? a.second.total > b.second.total : a.second.self > b.second.self;
+  });
+  // Rows with no self time only matter when sorting by children.
+  if (!options.children)
+    std::erase_if(sorted, [](const auto& r) { return r.second.self == 0; });
+  if (options.rows && sorted.size() > options.rows)
+    sorted.resize(options.rows);
+  const bool time = p.unit == Unit::kMicroseconds;
+  std::string titles = time ? "# Children      Self   Time ms" : "# Children      Self   Samples";
+  std::string dots = "# ........  ........  ........";
+  for (SortKey k : options.sort) {
+    const Column& c = column(k);
+    titles += string_printf("  %-*s", c.width, c.title);
+    dots += "  " + std::string(c.width ? c.width : 6, '.');
+  }
+  out << "#\n" << titles << "\n" << dots << "\n";
+  for (const auto& [key, counts] : sorted) {
+    out << string_printf("  %7.2f%%  %7.2f%%  ", total ? 100.0 * counts.total / total : 0,
+                         total ? 100.0 * counts.self / total : 0)
+        << (time ? string_printf("%8.1f", counts.self / 1000.0)
+                 : string_printf("%8" PRIu64, counts.self));
+    // Values are streamed: demangled C++ names can be kilobytes long.
+    for (size_t i = 0; i < key.size(); ++i) {
+      const Column& c = column(options.sort[i]);
+      out << "  " << key[i];
+      if (c.width && static_cast<int>(key[i].size()) < c.width)
+        out << std::string(c.width - key[i].size(), ' ');
+    }
+    out << '\n';
+  }
+}
+
+}  // namespace
+
+std::vector<SortKey> parse_sort_keys(const std::string& list) {
+  std::vector<SortKey> keys;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    auto c = std::find_if(std::begin(kColumns), std::end(kColumns),
+                          [&](const Column& col) { return name == col.name; });
+    if (c == std::end(kColumns))
+      throw Error("--sort " + name + ": unknown key; use comm, pid, tid, cpu, dso, state, symbol");
+    if (std::find(keys.begin(), keys.end(), c->key) == keys.end())
+      keys.push_back(c->key);
+    start = comma + 1;
+  }
+  // Like perf, the symbol comes last, where its width does not matter.
+  std::stable_partition(keys.begin(), keys.end(), [](SortKey k) { return k != SortKey::kSymbol; });
+  return keys;
+}
+
+bool sorts_by_thread(const std::vector<SortKey>& keys) {
+  return std::any_of(keys.begin(), keys.end(),
+                     [](SortKey k) { return k == SortKey::kTid || k == SortKey::kCpu; });
+}
+
+void write_top(std::ostream& out, const Profile& profile, const TopOptions& options) {
+  Rows rows;
+  const uint64_t total = count_rows(profile, options, rows);
+  write_header(out, profile, total);
+  write_rows(out, profile, options, rows, total);
+  if (total != 0)
+    out << "#\n# unnamed frames: "
+        << describe_unnamed(unnamed_by_reason(profile.stacks), total, unit_name(profile.unit))
+        << "\n";
+  if (total == 0)
+    out << (profile.summary.recorded_samples
+                ? "# no samples left after filtering\n"
+                : "# no samples: was the target idle, or did it exit at once?\n");
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Data flows one way: bpf -> record -> format -> report, and inside report
+# load -> symbolize -> aggregate -> write, with model/ the words they share
+# and run/ the driver. Each folder may include only what this table allows;
+# the linker keeps the libraries honest, this keeps the headers so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+declare -A allowed=(
+  [common]="common"
+  [format]="common format"
+  [bpf]="bpf"
+  [record]="common format bpf record"
+  [report/model]="format report/model"
+  [report/load]="common format report/model report/load"
+  [report/symbolize]="common format report/model report/load report/symbolize"
+  [report/aggregate]="common format report/model report/load report/symbolize report/aggregate"
+  [report/write]="common format report/model report/write report"
+  [report/run]="common format report/model report/load report/symbolize report/aggregate report/write report/run"
+  [report]="common report/run"
+)
+status=0
+for dir in "${!allowed[@]}"; do
+  for file in $(git ls-files "$dir/*.cc" "$dir/*.h" "$dir/*.c"); do
+    [[ $(dirname "$file") == "$dir" ]] || continue
+    while read -r inc; do
+      top=$(dirname "$inc")
+      ok=0
+      for a in ${allowed[$dir]}; do [[ $top == "$a" ]] && ok=1; done
+      if ((!ok)); then
+        echo "check-layers: $file includes $inc: $dir may include only ${allowed[$dir]}" >&2
+        status=1
+      fi
+    done < <(grep -oE '^#include "[^"]+/[^"]+"' "$file" | sed -E 's/#include "(.*)"/\1/')
+  done
+done
+exit $status

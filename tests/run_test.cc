@@ -1,0 +1,181 @@
+// The run: options resolved into a plan, and whole reports through every
+// stage.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "common/error.h"
+#include "recording_fakes.h"
+#include "report/load/merge.h"
+#include "report/load/recording.h"
+#include "report/run/plan.h"
+#include "report/run/run.h"
+
+namespace ebprof::report {
+namespace {
+
+using namespace fakes;
+
+TEST(Plan, FormatsAreLookedUpAndShapeWhatIsKeptApart) {
+  ReportOptions o;
+  EXPECT_EQ(make_plan(o).format->format, OutputFormat::kTop);
+  EXPECT_FALSE(make_plan(o).grouping.threads);
+  o.sort = "tid,symbol";
+  EXPECT_TRUE(make_plan(o).grouping.threads) << "--sort tid needs threads apart";
+  o.sort = "comm,dso,symbol";
+  o.format = "pprof";
+  EXPECT_TRUE(make_plan(o).grouping.threads) << "pprof labels every sample with its thread";
+  o.format = "folded";
+  o.wakers = true;
+  const Plan folded = make_plan(o);
+  EXPECT_FALSE(folded.grouping.threads);
+  EXPECT_TRUE(folded.grouping.wakers);
+  EXPECT_EQ(folded.format->format, OutputFormat::kFolded);
+  o.format = "nonesuch";
+  EXPECT_THROW(make_plan(o), Error);
+}
+
+TEST(Plan, InputsFollowTheCommand) {
+  ReportOptions o;
+  EXPECT_EQ(make_plan(o).inputs, std::vector<std::string>{"ebprof.data"});
+  o.command = Command::kInfo;
+  o.files = {"a.data"};
+  EXPECT_EQ(make_plan(o).inputs, std::vector<std::string>{"a.data"});
+  EXPECT_TRUE(make_plan(o).samples.include_idle) << "info counts everything";
+  o.inputs_given = true;
+  o.inputs = {"b.data"};
+  EXPECT_EQ(make_plan(o).inputs, (std::vector<std::string>{"b.data", "a.data"}));
+  o.command = Command::kDiff;
+  EXPECT_THROW(make_plan(o), Error) << "diff takes BASE NEW, not -i";
+  o.inputs_given = false;
+  o.files = {"base.data", "new.data"};
+  EXPECT_EQ(make_plan(o).inputs.size(), 2u);
+  o.format = "script";
+  EXPECT_THROW(make_plan(o), Error) << "diff cannot write script";
+  o.command = Command::kMerge;
+  EXPECT_THROW(make_plan(o), Error) << "merge needs -o";
+}
+
+TEST(Plan, BadValuesAreOneLineErrors) {
+  auto bad = [](auto edit) {
+    ReportOptions o;
+    edit(o);
+    try {
+      make_plan(o);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(bad([](ReportOptions& o) { o.sort = "comm,bogus"; }),
+            "--sort bogus: unknown key; use comm, pid, tid, cpu, dso, state, symbol");
+  EXPECT_EQ(bad([](ReportOptions& o) { o.view = "sideways"; }),
+            "--view sideways: use oncpu, offcpu or wall");
+  EXPECT_EQ(bad([](ReportOptions& o) { o.symbol = "("; }).rfind("--symbol (: not a regular", 0),
+            0u);
+  EXPECT_EQ(bad([](ReportOptions& o) { o.time = "3,2"; }),
+            "--time 3,2: the end is before the start");
+  EXPECT_EQ(bad([](ReportOptions& o) { o.normalize = "x"; }),
+            "--normalize x: use none, total, per-second or per-cpu-second");
+}
+
+TEST(Plan, TimeWeightIsForClocksAndIntervals) {
+  ReportOptions o;
+  std::vector<Recording> recordings(1);
+  recordings[0].info.event = "cpu-clock";
+  recordings[0].counts.push_back({SampleKey{}, {1, 10}});
+  const std::span<const Recording> sides[] = {recordings};
+  EXPECT_EQ(unit_for(make_plan(o), sides), Unit::kSamples);
+  o.weight = "time";
+  EXPECT_EQ(unit_for(make_plan(o), sides), Unit::kMicroseconds);
+  recordings[0].info.event = "page-faults";
+  EXPECT_THROW(unit_for(make_plan(o), sides), Error) << "page faults are events, not time";
+  o.format = "pprof";
+  EXPECT_EQ(unit_for(make_plan(o), sides), Unit::kSamples) << "pprof carries both";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string script_of(const std::string& path) {
+  ReportOptions o;
+  o.inputs = {path};
+  o.format = "script";
+  o.symfs = "/nonexistent-symfs";
+  o.output = ::testing::TempDir() + "/script.out";
+  run_report(make_plan(o));
+  return slurp(o.output);
+}
+
+// A lost Source frame must not run two recordings together: the next
+// header starts the next source, for the counts and for script alike.
+TEST(Merge, ASourceFrameLostToDamageStillSeparatesRecordings) {
+  const std::string a = write_small_recording("lost-a.data");
+  const std::string b = write_small_recording("lost-b.data");
+  const std::string merged = ::testing::TempDir() + "/lost-source.data";
+  merge_recordings(merged, {a, b});
+  const std::string whole = script_of(merged);
+  EXPECT_EQ(whole, script_of(a) + script_of(b));
+  const std::vector<uint64_t> sources = frames_of(merged, "source");
+  ASSERT_EQ(sources.size(), 2u);
+  damage_frame(merged, sources[1]);
+  CommTable comms;
+  std::vector<Recording> recordings;
+  load_recordings(merged, {}, comms, recordings);
+  ASSERT_EQ(recordings.size(), 2u);
+  for (const Recording& r : recordings) {
+    EXPECT_EQ(r.total_samples, 2u);
+    EXPECT_EQ(r.processes.at(7).size(), 1u);
+  }
+  EXPECT_NE(recordings.back().warning.find("checksum"), std::string::npos)
+      << recordings.back().warning;
+  EXPECT_EQ(script_of(merged), whole);
+}
+
+// An input read with a damaged frame is merged as the reader recovered it,
+// and the merged file reads back the same.
+TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
+  const std::string path = ::testing::TempDir() + "/two-batches.data";
+  {
+    auto w = format::RecordingWriter::create(path);
+    format::RecordingInfo info;
+    info.event = "cpu-clock";
+    info.sample_frequency = 99;
+    w.write(info);
+    format::SampleBatch first;
+    first.stacks = {{{}, {0x1004}}};
+    first.comms = {"app"};
+    first.samples = {{1'500'000'000, 7, 7, 1, 0, 0}};
+    w.write(first);
+    format::SampleBatch second;
+    second.first_stack_id = 1;
+    second.first_comm_id = 1;
+    second.stacks = {{{}, {0x1008}}};
+    second.comms = {"app"};
+    second.samples = {{1'600'000'000, 7, 7, 1, 1, 1}, {1'700'000'000, 7, 7, 1, 1, 1}};
+    w.write(second);
+    w.close();
+  }
+  damage_frame(path, frames_of(path, "samples").front());
+  auto load = [](const std::string& p) {
+    CommTable comms;
+    std::vector<Recording> out;
+    load_recordings(p, {}, comms, out);
+    return out;
+  };
+  ASSERT_EQ(load(path)[0].total_samples, 2u);
+  const std::string merged = ::testing::TempDir() + "/two-batches-merged.data";
+  MergeResult r = merge_recordings(merged, {path});
+  ASSERT_EQ(r.warnings.size(), 1u);
+  const std::vector<Recording> back = load(merged);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].total_samples, 2u);
+  EXPECT_TRUE(back[0].warning.empty()) << back[0].warning;
+  EXPECT_EQ(script_of(merged), script_of(path));
+}
+
+}  // namespace
+}  // namespace ebprof::report

@@ -1,0 +1,365 @@
+// The writers, on hand-built profiles: what each output format prints.
+// This binary links the write stage alone (and the model), so a writer that
+// reached for the symbolizer would not link.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "browser.h"
+#include "common/error.h"
+#include "pprof_decode.h"
+#include "profile_fakes.h"
+#include "report/write/flame_tree.h"
+#include "report/write/flamegraph_writer.h"
+#include "report/write/folded_writer.h"
+#include "report/write/frame_text.h"
+#include "report/write/pprof_writer.h"
+#include "report/write/script_writer.h"
+#include "report/write/top_writer.h"
+
+namespace ebprof::report {
+namespace {
+
+using namespace fakes;
+
+std::vector<StackSpec> sample_stacks() {
+  const Frame leaf = fn("demo::hot_leaf(unsigned long)", "libdemo.so");
+  const Frame a = fn("demo::caller_a()", "hotcold");
+  const Frame b = fn("demo::caller_b()", "hotcold");
+  const Frame main_fn = fn("main", "hotcold");
+  return {{"hotcold", 10, 10, 0, 70, {leaf, a, main_fn}},
+          {"hotcold", 10, 12, 1, 25, {leaf, b, main_fn}},
+          {"hotcold", 11, 11, 1, 5, {kernel_fn("irq_exit"), leaf, b, main_fn}}};
+}
+
+TEST(FrameText, UnnamedFramesSayWhereAndWhy) {
+  Frame f{.reason = UnnamedReason::kStripped, .file_offset = 0x2724a, .module = "libc.so.6"};
+  EXPECT_EQ(frame_name(f), "[unknown] (libc.so.6+0x2724a, stripped without debuginfo)");
+  f.reason = UnnamedReason::kNoSymbol;  // [vdso]: the module and offset say it all
+  EXPECT_EQ(frame_name(f), "[unknown] (libc.so.6+0x2724a)");
+  Frame unmapped{.reason = UnnamedReason::kNoMapping, .address = 0x10, .module = "[unknown]"};
+  EXPECT_EQ(frame_name(unmapped), "[unknown] (0x10, no mapping)");
+  Frame anon{.kind = FrameKind::kJit,
+             .reason = UnnamedReason::kJitMapMissing,
+             .offset = 0x40,
+             .module = "[anon]"};
+  EXPECT_EQ(frame_name(anon), "[unknown] ([anon]+0x40, JIT map missing)");
+  Frame past{.kind = FrameKind::kKernel,
+             .reason = UnnamedReason::kNoKernelSymbol,
+             .address = 0xffffffff81000200,
+             .name = "schedule"};
+  EXPECT_EQ(frame_name(past), "[unknown] (0xffffffff81000200, past schedule)");
+  past.name.clear();
+  EXPECT_EQ(frame_name(past), "[unknown] (0xffffffff81000200, below every kernel symbol)");
+  EXPECT_EQ(frame_name(Frame{.reason = UnnamedReason::kStackLost}),
+            "[unknown] (stack lost in a damaged frame)");
+  EXPECT_EQ(frame_name(Frame{.kind = FrameKind::kOffCpuState, .state = ThreadState::kSleeping}),
+            "[off-cpu: S sleeping]");
+  EXPECT_EQ(frame_name(Frame{.kind = FrameKind::kWakerSeparator}), "--");
+}
+
+TEST(FrameText, UnnamedReasonsMostFirstThenByText) {
+  EXPECT_EQ(describe_unnamed({{UnnamedReason::kNoSymbol, 2},
+                              {UnnamedReason::kStripped, 30},
+                              {UnnamedReason::kNoMapping, 2}},
+                             100),
+            "stripped without debuginfo in 30 samples (30.0%), no mapping in 2 samples (2.0%), "
+            "no symbol in 2 samples (2.0%)");
+  EXPECT_EQ(describe_unnamed({}, 100), "none");
+}
+
+TEST(FoldedWriter, RootFirstCommFirstMergedAndSorted) {
+  std::vector<StackSpec> specs = sample_stacks();
+  specs.push_back(specs[0]);  // same chain from another pid merges
+  specs.back().pid = 99;
+  specs.back().count = 1;
+  std::ostringstream out;
+  write_folded(out, make_profile(specs));
+  EXPECT_EQ(out.str(),
+            "hotcold;main;demo::caller_a();demo::hot_leaf(unsigned long) 71\n"
+            "hotcold;main;demo::caller_b();demo::hot_leaf(unsigned long) 25\n"
+            "hotcold;main;demo::caller_b();demo::hot_leaf(unsigned long);irq_exit 5\n");
+}
+
+TEST(FoldedWriter, PrefixAnnotationsAndDelimiter) {
+  std::vector<StackSpec> specs = sample_stacks();
+  specs[1].frames[0].kind = FrameKind::kInlined;  // hot_leaf inlined into caller_b here
+  specs[2].frames.insert(specs[2].frames.end() - 1, fn("jitted", "perf-11.map", FrameKind::kJit));
+  std::ostringstream out;
+  write_folded(out, make_profile({specs[1], specs[2]}),
+               {.comm = true, .pid = true, .annotate = true, .delimit = true});
+  EXPECT_EQ(out.str(),
+            "hotcold-10;main;demo::caller_b();demo::hot_leaf(unsigned long)_[i] 25\n"
+            "hotcold-11;main;jitted_[j];demo::caller_b();demo::hot_leaf(unsigned long);-;"
+            "irq_exit_[k] 5\n");
+  std::ostringstream bare;
+  write_folded(bare, make_profile({sample_stacks()[2]}), {.comm = false});
+  EXPECT_EQ(bare.str(), "main;demo::caller_b();demo::hot_leaf(unsigned long);irq_exit 5\n");
+}
+
+TEST(FoldedWriter, SeparatorsInCommsAndNamesCannotForgeFrames) {
+  std::ostringstream out;
+  write_folded(out, make_profile({{"evil;comm\nx", 1, 1, 0, 3, {fn("f;g", "m")}}}));
+  EXPECT_EQ(out.str(), "evil_comm_x;f_g 3\n");
+}
+
+TEST(TopWriter, LongNamesKeepTheirRowIntact) {
+  const std::string name(3000, 'n');
+  std::ostringstream out;
+  write_top(out,
+            make_profile({{"c", 1, 1, 0, 2, {fn(name, "m")}}, {"c", 1, 1, 0, 1, {fn("g", "m")}}}),
+            {.rows = 0});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("[.] " + name + "\n"), std::string::npos);
+  EXPECT_NE(text.find("[.] g\n"), std::string::npos);
+}
+
+// The rows of a top table, without the header, trailing spaces trimmed.
+std::vector<std::string> top_lines(const Profile& profile, TopOptions o) {
+  std::ostringstream out;
+  write_top(out, profile, o);
+  std::vector<std::string> rows;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);)
+    if (!line.starts_with("#"))
+      rows.push_back(line.substr(0, line.find_last_not_of(' ') + 1));
+  return rows;
+}
+
+TEST(TopWriter, SelfAndChildrenPerSortKey) {
+  const Profile profile = make_profile(sample_stacks(), summary_of(100, 1));
+  auto rows = top_lines(profile, {.rows = 0});
+  ASSERT_EQ(rows.size(), 2u);
+  // hot_leaf: the leaf of 95 samples, on the stack of all 100.
+  EXPECT_EQ(rows[0],
+            "   100.00%    95.00%        95  hotcold          libdemo.so               [.] "
+            "demo::hot_leaf(unsigned long)");
+  EXPECT_EQ(
+      rows[1],
+      "     5.00%     5.00%         5  hotcold          [kernel.kallsyms]        [k] irq_exit");
+
+  // --children: main, on every stack, leads; callers follow.
+  rows = top_lines(profile, {.rows = 3, .children = true});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[0].find("100.00%     0.00%         0  hotcold          hotcold"),
+            std::string::npos)
+      << rows[0];
+  EXPECT_NE(rows[2].find("70.00%     0.00%         0"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[2].find("demo::caller_a()"), std::string::npos) << rows[2];
+
+  // Keys without a frame: self equals children.
+  rows = top_lines(profile, {.rows = 0, .sort = parse_sort_keys("pid,cpu")});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], "    70.00%    70.00%        70  10       0");
+  EXPECT_EQ(rows[2], "     5.00%     5.00%         5  11       1");
+  EXPECT_THROW(parse_sort_keys("comm,bogus"), Error);
+  EXPECT_EQ(parse_sort_keys("symbol,tid"), (std::vector<SortKey>{SortKey::kTid, SortKey::kSymbol}));
+}
+
+TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
+  RecordingSummary summary = summary_of(100, 1);
+  summary.ended = false;
+  const Profile profile = make_profile(sample_stacks(), summary);
+  std::ostringstream out;
+  write_top(out, profile, {.rows = 0});
+  const std::string text = out.str();
+  auto hot =
+      text.find("95.00%        95  hotcold          libdemo.so               [.] demo::hot_leaf");
+  auto irq = text.find("5.00%         5  hotcold          [kernel.kallsyms]        [k] irq_exit");
+  EXPECT_NE(hot, std::string::npos) << text;
+  EXPECT_NE(irq, std::string::npos) << text;
+  EXPECT_LT(hot, irq);
+  EXPECT_NE(text.find("# recording has no end frame"), std::string::npos);
+
+  std::ostringstream one;
+  write_top(one, profile, {.rows = 1});
+  EXPECT_EQ(one.str().find("irq_exit"), std::string::npos);
+}
+
+TEST(TopWriter, SortByStateShowsWhereThreadsWaited) {
+  std::vector<StackSpec> specs{{"app", 1, 1, 0, 4, {fn("f")}},
+                               {"app", 1, 1, 0, 6, {fn("g")}, ThreadState::kUninterruptible}};
+  std::ostringstream out;
+  write_top(out, make_profile(specs, summary_of(10, 10)),
+            {.rows = 0, .sort = parse_sort_keys("state")});
+  EXPECT_NE(out.str().find("40.00%         4  on CPU"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("60.00%         6  D uninterruptible"), std::string::npos) << out.str();
+}
+
+// A stack whose leaf address has two functions inlined into a third.
+std::vector<Frame> inlined_stack() {
+  Frame inner = at("inner", 0x1234, 0);
+  inner.kind = FrameKind::kInlined;
+  inner.system_name = "_Z5innerv";
+  inner.file = "app.cc";
+  inner.line = 10;
+  Frame middle = inner;
+  middle.name = "middle";
+  middle.system_name = "_Z6middlev";
+  middle.line = 20;
+  Frame outer = at("outer", 0x1234, 0x34);
+  outer.system_name = "_Z5outerv";
+  outer.file = "app.cc";
+  outer.line = 30;
+  return {inner, middle, outer, at("main", 0x1100, 0x10)};
+}
+
+// pprof keeps inlining inside one location: its lines, innermost first.
+// Strings are UTF-8 whatever bytes a comm or a name held.
+TEST(PprofWriter, InlinedFramesAreLinesOfOneLocationAndStringsAreUtf8) {
+  const Profile profile = make_profile({{"bad\xff\xc0\x80"
+                                         "comm\xe2\x82\xac",
+                                         7, 8, 1, 3, inlined_stack()}},
+                                       summary_of(3, 1));
+  std::ostringstream out;
+  write_pprof(out, profile);
+  perftools::profiles::Profile p = decode_pprof(out.str());
+  ASSERT_EQ(p.sample_size(), 1);
+  ASSERT_EQ(p.sample(0).location_id_size(), 2);
+  auto location = [&](uint64_t id) {
+    for (const auto& l : p.location())
+      if (l.id() == id)
+        return l;
+    ADD_FAILURE() << "no location " << id;
+    return perftools::profiles::Location{};
+  };
+  auto function_name = [&](uint64_t id) {
+    for (const auto& f : p.function())
+      if (f.id() == id)
+        return p.string_table(f.name());
+    return std::string("?");
+  };
+  const auto leaf = location(p.sample(0).location_id(0));
+  ASSERT_EQ(leaf.line_size(), 3);
+  EXPECT_EQ(function_name(leaf.line(0).function_id()), "inner");
+  EXPECT_EQ(leaf.line(0).line(), 10);
+  EXPECT_EQ(function_name(leaf.line(1).function_id()), "middle");
+  EXPECT_EQ(function_name(leaf.line(2).function_id()), "outer");
+  EXPECT_EQ(leaf.line(2).line(), 30);
+  const auto caller = location(p.sample(0).location_id(1));
+  ASSERT_EQ(caller.line_size(), 1);
+  EXPECT_EQ(function_name(caller.line(0).function_id()), "main");
+
+  std::string comm;
+  for (const auto& l : p.sample(0).label())
+    if (p.string_table(l.key()) == "comm")
+      comm = p.string_table(l.str());
+  // 0xff and the overlong C0 80 are not UTF-8; the euro sign is.
+  EXPECT_EQ(comm,
+            "bad???"
+            "comm\xe2\x82\xac");
+}
+
+// Off CPU in pprof: an off_cpu/nanoseconds type after the others, each
+// sample with one value per type; a recording without samples on CPU has
+// no cpu type.
+TEST(PprofWriter, OffCpuTimeIsATypeOfItsOwn) {
+  const std::vector<StackSpec> specs{
+      {"app", 1, 1, 0, 4, {fn("f")}},
+      {"app", 1, 1, 0, 6, {fn("g")}, ThreadState::kSleeping, 3'000'000'000}};
+  for (bool sampling : {true, false}) {
+    RecordingSummary summary = summary_of(10, 10);
+    summary.sampling = sampling;
+    std::ostringstream out;
+    write_pprof(out, make_profile(specs, summary));
+    perftools::profiles::Profile p = decode_pprof(out.str());
+    std::vector<std::string> types;
+    for (const auto& t : p.sample_type())
+      types.push_back(p.string_table(t.type()));
+    const std::vector<std::string> expected =
+        sampling ? std::vector<std::string>{"samples", "cpu", "off_cpu"}
+                 : std::vector<std::string>{"samples", "off_cpu"};
+    EXPECT_EQ(types, expected);
+    ASSERT_EQ(p.sample_size(), 2);
+    for (const auto& sample : p.sample())
+      EXPECT_EQ(sample.value_size(), p.sample_type_size());
+    EXPECT_EQ(p.sample(1).value(p.sample_type_size() - 1), 3'000'000'000);
+    EXPECT_EQ(p.sample(0).value(p.sample_type_size() - 1), 0);
+  }
+}
+
+// Like perf script --inline: an inlined function has no offset of its own.
+TEST(ScriptWriter, InlinedFramesSayInlinedWhereTheModuleGoes) {
+  const Profile profile = make_profile({{"app", 1, 1, 0, 1, inlined_stack()}});
+  std::ostringstream out;
+  write_script_frames(out, profile.stacks[0].frames);
+  EXPECT_EQ(out.str(),
+            "\t            1234 inner (inlined)\n"
+            "\t            1234 middle (inlined)\n"
+            "\t            1234 outer+0x34 (/bin/app)\n"
+            "\t            1100 main+0x10 (/bin/app)\n"
+            "\n");
+}
+
+TEST(FlameGraph, TreeSumsStacksAndThePageEscapesNames) {
+  const Profile profile = make_profile(
+      {{"app", 1, 1, 0, 30, {fn("f"), fn("main")}},
+       {"app", 1, 1, 0, 70, {fn("g"), fn("main")}},
+       {"app", 1, 1, 0, 5, {kernel_fn("irq_exit"), fn("</script><script>alert(1)</script>")}}});
+  std::vector<FlameNode> tree = build_flame_tree(flame_stacks(profile));
+  EXPECT_EQ(tree[0].name, "all");
+  EXPECT_EQ(tree[0].value, 105);
+  ASSERT_EQ(tree[0].children.size(), 1u);
+  const FlameNode& comm = tree[tree[0].children[0]];
+  EXPECT_EQ(comm.kind, FlameKind::kComm);
+  EXPECT_EQ(comm.value, 105);
+  std::ostringstream html, svg;
+  write_flamegraph_html(html, flame_stacks(profile), {"t<i>tle"});
+  EXPECT_EQ(html.str().find("</script><script>alert"), std::string::npos);
+  EXPECT_NE(html.str().find("\\u003c/script\\u003e"), std::string::npos);
+  EXPECT_NE(html.str().find("<title>t&lt;i&gt;tle</title>"), std::string::npos);
+  write_flamegraph_svg(svg, flame_stacks(profile), {"t"});
+  EXPECT_TRUE(svg.str().starts_with("<?xml")) << svg.str();
+  EXPECT_NE(svg.str().find(">main<"), std::string::npos) << svg.str();
+  EXPECT_NE(svg.str().find("&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(svg.str().find("<script>"), std::string::npos);
+}
+
+// 100k distinct stacks: the page draws frames narrower than a pixel as one
+// block, so a browser shows it with a bounded number of elements. The page
+// is kept as a test artifact (bench/flamegraph.sh times loading it).
+TEST(FlameGraph, AHundredThousandStacksDrawABoundedPage) {
+  std::vector<StackSpec> specs;
+  for (int i = 0; i < 100000; ++i) {
+    std::vector<Frame> frames;
+    for (int level = 0, rest = i; level < 5; ++level, rest /= 10)
+      frames.insert(frames.begin(),
+                    fn("fn_" + std::to_string(level) + "_" + std::to_string(rest % 10)));
+    frames.push_back(fn("main"));
+    specs.push_back({"app", 1, 1, 0, static_cast<uint64_t>(i % 7 + 1), std::move(frames)});
+  }
+  const Profile profile = make_profile(specs);
+  EXPECT_EQ(build_flame_tree(flame_stacks(profile)).size(),
+            2u + 1 + 10 + 100 + 1000 + 10000 + 100000);
+  std::filesystem::create_directories(EBPROF_ARTIFACTS);
+  const std::string page = std::string(EBPROF_ARTIFACTS) + "/flame-100k.html";
+  {
+    std::ofstream out(page);
+    write_flamegraph_html(out, flame_stacks(profile), {"100k stacks"});
+  }
+  if (system("command -v chromium >/dev/null") != 0)
+    GTEST_SKIP() << "chromium is not installed (apt-get install chromium): page not loaded";
+  const std::string dom = ::testing::TempDir() + "/flame-100k.dom";
+  const std::string log = ::testing::TempDir() + "/flame-100k.log";
+  ASSERT_EQ(
+      system(
+          (headless_chromium() + "--dump-dom 'file://" + page + "' >" + dom + " 2>" + log).c_str()),
+      0);
+  std::ifstream in(dom);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::ifstream errors(log);
+  const std::string err((std::istreambuf_iterator<char>(errors)), {});
+  EXPECT_EQ(err.find(":CONSOLE"), std::string::npos) << err;
+  EXPECT_NE(text.find(">all</div>"), std::string::npos);
+  size_t frames = 0;
+  for (size_t at = text.find("class=\"f"); at != std::string::npos;
+       at = text.find("class=\"f", at + 1))
+    ++frames;
+  EXPECT_GT(frames, 1000u);
+  EXPECT_LT(frames, 20000u) << "frames narrower than a pixel must not each become an element";
+}
+
+}  // namespace
+}  // namespace ebprof::report
