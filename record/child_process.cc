@@ -16,12 +16,16 @@ namespace ebprof::record {
 ChildProcess ChildProcess::start(const std::vector<std::string>& argv) {
   if (argv.empty())
     throw Error("no command to run");
-  // The child reports an exec failure as an errno on this pipe; a successful
-  // exec closes it (O_CLOEXEC) and the parent reads end-of-file.
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
+  // The child waits for a byte on `go` before it execs; it reports an exec
+  // failure as an errno on `result`, and a successful exec closes that
+  // (O_CLOEXEC), so the parent reads end-of-file.
+  int go[2], result[2];
+  if (pipe2(go, O_CLOEXEC) != 0)
     throw_errno("pipe", errno);
-  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  UniqueFd go_read(go[0]), go_write(go[1]);
+  if (pipe2(result, O_CLOEXEC) != 0)
+    throw_errno("pipe", errno);
+  UniqueFd result_read(result[0]), result_write(result[1]);
 
   std::vector<char*> args;
   for (const auto& a : argv)
@@ -32,26 +36,46 @@ ChildProcess ChildProcess::start(const std::vector<std::string>& argv) {
   if (pid < 0)
     throw_errno("fork", errno);
   if (pid == 0) {
+    char byte;
+    // No go (the recorder failed before run()): leave without running it.
+    if (read(go_read.get(), &byte, 1) != 1)
+      _exit(127);
     execvp(args[0], args.data());
     int err = errno;
-    (void)!write(write_end.get(), &err, sizeof err);
+    (void)!write(result_write.get(), &err, sizeof err);
     _exit(127);
   }
-  write_end.reset();
+  ChildProcess child(pid);
+  child.go_ = std::move(go_write);
+  child.result_ = std::move(result_read);
+  child.command_ = argv[0];
+  return child;
+}
+
+void ChildProcess::run() {
+  const char byte = 1;
+  if (write(go_.get(), &byte, 1) != 1)
+    throw_errno("starting '" + command_ + "'", errno);
+  go_.reset();
   int err = 0;
   ssize_t n;
   do {
-    n = read(read_end.get(), &err, sizeof err);
+    n = read(result_.get(), &err, sizeof err);
   } while (n < 0 && errno == EINTR);
+  result_.reset();
   if (n == sizeof err) {
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
-    throw Error(errno_message("cannot run '" + argv[0] + "'", err));
+    pid_ = -1;
+    throw Error(errno_message("cannot run '" + command_ + "'", err));
   }
-  return ChildProcess(pid);
 }
 
-ChildProcess::ChildProcess(ChildProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      go_(std::move(other.go_)),
+      result_(std::move(other.result_)),
+      command_(std::move(other.command_)) {}
 
 ChildProcess::~ChildProcess() {
   if (pid_ > 0)

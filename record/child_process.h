@@ -6,15 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 namespace ebprof::record {
 
-// The `-- command args` workload. start() returns once the child runs the
-// command's own image, so its pid can be added to the BPF filter without
-// sampling the recorder's pre-exec copy of itself.
+// The `-- command args` workload, in two steps, like perf's: start() forks
+// a child that waits before it execs, so its pid can be added to the BPF
+// filter before the command runs a single instruction (a command that
+// starts threads at once would otherwise lose its first milliseconds);
+// run() lets it exec.
 class ChildProcess {
  public:
-  // Throws Error when the command cannot be run (not found, not executable).
   static ChildProcess start(const std::vector<std::string>& argv);
+  // Throws Error when the command cannot be run (not found, not executable).
+  void run();
 
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&&) = delete;
@@ -28,7 +33,10 @@ class ChildProcess {
 
  private:
   explicit ChildProcess(pid_t pid) : pid_(pid) {}
-  pid_t pid_ = -1;  // -1 once reaped
+  pid_t pid_ = -1;   // -1 once reaped
+  UniqueFd go_;      // the child execs once a byte arrives here
+  UniqueFd result_;  // an errno from a failed exec, or end-of-file
+  std::string command_;
 };
 
 }  // namespace ebprof::record

@@ -164,6 +164,7 @@ void Session::run() {
     child_.emplace(ChildProcess::start(o_.command));
     if (targets_.tasks == TaskFilter::kProcesses)
       sampler_.add_pid(static_cast<uint32_t>(child_->pid()));
+    child_->run();
   }
   record_until_done();
   set_stop_handlers(SIG_DFL);
