@@ -10,6 +10,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "profile.h"
 
 #define ENOSPC 28 /* vmlinux.h has no errno values */
@@ -35,6 +36,9 @@ SHARED const volatile bool use_perfbuf SET_TO(false);
  * records are committed silently and picked up by the reader's periodic
  * poll, which saves a wakeup per sample. */
 SHARED const volatile unsigned long long wakeup_bytes SET_TO(0);
+/* --call-graph dwarf,SIZE: how much user stack each record copies; 0 in
+ * frame-pointer mode. A multiple of 8, at most EBPROF_MAX_USER_STACK. */
+SHARED const volatile __u32 user_stack_bytes SET_TO(0);
 
 #define RINGBUF_MAP                                                                                \
 	struct {                                                                                   \
@@ -101,6 +105,22 @@ SHARED LOSSES_MAP losses SEC(".maps");
 		__type(value, struct ebprof_sample);                                               \
 	} name SEC(".maps")
 
+/* A record with room for its copy of the user stack: too big for a per-CPU
+ * array (32 KiB at most), so a plain array with a slot per CPU. */
+struct ebprof_stack_sample {
+	struct ebprof_sample s;
+	__u8 stack[EBPROF_MAX_USER_STACK + 4 * EBPROF_STACK_CHUNK]; /* slack the verifier needs */
+};
+#define STACK_SCRATCH_MAP                                                                          \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
+		__uint(max_entries, 1); /* resized by the recorder to the possible CPUs */         \
+		__type(key, __u32);                                                                \
+		__type(value, struct ebprof_stack_sample);                                         \
+	}
+/* --call-graph dwarf's records, with their stack: a slot per CPU. */
+SHARED STACK_SCRATCH_MAP stack_scratch SEC(".maps");
+
 static __always_inline void count_loss(__u32 cause)
 {
 	__u64 *n = bpf_map_lookup_elem(&losses, &cause);
@@ -166,6 +186,8 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	s->stack_losses = 0;
 	s->peer = 0;
 	s->flags = 0;
+	s->user_stack_bytes = 0;
+	s->user_abi = EBPROF_ABI_NONE;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);
@@ -193,6 +215,90 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	s->kernel_frames = nk;
 	s->user_frames = nu;
 	return record_size(s);
+}
+
+/* Copying the user stack, one chunk per step of bpf_loop (whose callback
+ * the verifier checks once, not once per step): the chunk that faults
+ * (the stack ends in it) is read again in pieces, so that a fault near
+ * the end keeps what could be read. */
+struct stack_copy {
+	__u64 sp;
+	__u32 dst; /* where the stack goes in the slot, from its start */
+	__u32 want, got;
+	__u32 step; /* EBPROF_STACK_CHUNK, or EBPROF_STACK_PIECE after a fault */
+};
+
+static long copy_stack_step(__u32 index, struct stack_copy *c)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), n, at;
+	__u8 *slot = bpf_map_lookup_elem(&stack_scratch, &cpu);
+
+	if (!slot || c->got >= c->want)
+		return 1;
+	n = c->want - c->got;
+	if (n > c->step)
+		n = c->step;
+	/* No-ops at run time: bounds the verifier sees. */
+	n &= 2 * EBPROF_STACK_CHUNK - 1;
+	at = (c->dst & 0xfff) + (c->got & 0xffff);
+	if (bpf_probe_read_user(slot + at, n, (void *)(c->sp + c->got)) == 0) {
+		c->got += n;
+		return 0;
+	}
+	if (c->step == EBPROF_STACK_PIECE)
+		return 1;
+	c->step = EBPROF_STACK_PIECE;
+	return 0;
+}
+
+/* The current task's user registers and, from its stack pointer up, its
+ * user stack, after the frames of `s` (--call-graph dwarf). The user
+ * registers are at the top of the task's kernel stack whether the sample
+ * hit user or kernel code (an interrupt from user mode saves them there
+ * too). The main thread's stack is copied no further than where it
+ * started (mm->start_stack, just above _start's frame, and a little
+ * more): what lies above is argv and the environment. Returns the bytes
+ * copied. */
+static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct ebprof_sample *s = &w->s;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 sp = BPF_CORE_READ(regs, sp);
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+	__u32 want = user_stack_bytes;
+	__u32 nf = ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f));
+
+	s->user_regs[0] = BPF_CORE_READ(regs, ip);
+	s->user_regs[1] = sp;
+	s->user_regs[2] = BPF_CORE_READ(regs, bp);
+	s->user_regs[3] = BPF_CORE_READ(regs, bx);
+	s->user_regs[4] = BPF_CORE_READ(regs, r10);
+	s->user_regs[5] = BPF_CORE_READ(regs, r12);
+	s->user_regs[6] = BPF_CORE_READ(regs, r13);
+	s->user_regs[7] = BPF_CORE_READ(regs, r14);
+	s->user_regs[8] = BPF_CORE_READ(regs, r15);
+	s->user_abi = BPF_CORE_READ(regs, cs) == 0x23 ? EBPROF_ABI_32 : EBPROF_ABI_64;
+	if (top > sp && top - sp + 128 < want)
+		want = (top - sp + 128 + 7) & ~7u;
+	if (want > EBPROF_MAX_USER_STACK)
+		want = EBPROF_MAX_USER_STACK;
+	struct stack_copy copy = {
+		.sp = sp,
+		.dst = __builtin_offsetof(struct ebprof_sample, ips) + nf * sizeof(__u64),
+		.want = want,
+		.step = EBPROF_STACK_CHUNK,
+	};
+
+	bpf_loop(EBPROF_MAX_USER_STACK / EBPROF_STACK_CHUNK +
+			 EBPROF_STACK_CHUNK / EBPROF_STACK_PIECE + 1,
+		 copy_stack_step, &copy, 0);
+	s->user_stack_bytes = copy.got;
+	return s->user_stack_bytes;
+#else
+	return 0;
+#endif
 }
 
 /* Sends a record to the recorder, through the ring buffer or this CPU's

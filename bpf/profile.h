@@ -9,6 +9,25 @@
 #define EBPROF_MAX_FRAMES 127
 #define EBPROF_COMM_LEN	  16
 
+/* --call-graph dwarf: the user registers CFI unwinding needs (x86-64, in
+ * this order: rip, rsp, rbp, rbx, r10, r12, r13, r14, r15: the return
+ * address, the stack and frame pointers, the callee-saved registers, and
+ * the one GCC's stack-realigning prologues keep the CFA in), and the most
+ * stack a sample copies, perf's limit. */
+#define EBPROF_USER_REGS      9
+#define EBPROF_MAX_USER_STACK 65528
+/* The stack is copied in chunks, and a chunk that faults (the stack ends
+ * in it) again in pieces, so that a fault near the end keeps what was read. */
+#define EBPROF_STACK_CHUNK 1024
+#define EBPROF_STACK_PIECE 64
+
+/* ebprof_sample.user_abi: what the registers and stack are. */
+enum ebprof_abi {
+	EBPROF_ABI_NONE = 0, /* no registers: frame-pointer mode, or a kernel thread */
+	EBPROF_ABI_64 = 1,
+	EBPROF_ABI_32 = 2, /* a 32-bit (compat) task: its stack is not unwound */
+};
+
 /* Why a sample, or part of one, was lost. Indexes the per-CPU losses map. */
 enum ebprof_loss_cause {
 	EBPROF_LOSS_RINGBUF_FULL = 0, /* no room in the ring or perf buffer: sample dropped */
@@ -51,7 +70,9 @@ enum ebprof_block_state {
 
 /* One record as sent through the ring or perf buffer. Only the header and the
  * kernel_frames + user_frames used entries of ips are sent: kernel frames
- * first (leaf first), then user frames (leaf first). */
+ * first (leaf first), then user frames (leaf first); then, with
+ * --call-graph dwarf, user_stack_bytes of the user stack from its stack
+ * pointer up. */
 struct ebprof_sample {
 	unsigned long long
 		time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns); off CPU: when it ran again */
@@ -67,9 +88,12 @@ struct ebprof_sample {
 	unsigned int stack_losses;     /* EBPROF_LOST_*: what of the stacks could not be read */
 	unsigned int peer;	       /* waker: the thread it woke */
 	unsigned int flags;	       /* EBPROF_WAKER_FOLLOWS */
+	unsigned int user_stack_bytes; /* --call-graph dwarf: stack bytes after the frames */
+	unsigned int user_abi;	       /* enum ebprof_abi of user_regs */
+	unsigned long long user_regs[EBPROF_USER_REGS];
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];
 };
 
-#define EBPROF_SAMPLE_HEADER_SIZE 64
+#define EBPROF_SAMPLE_HEADER_SIZE 144
 
 #endif

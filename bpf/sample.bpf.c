@@ -26,6 +26,20 @@ static __always_inline int take_stack(void *ctx)
 
 	if (!wanted(tgid, tid))
 		return 0;
+	if (user_stack_bytes) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		struct ebprof_stack_sample *w = bpf_map_lookup_elem(&stack_scratch, &cpu);
+
+		if (!w)
+			return 0;
+		size = fill_current(ctx, &w->s, tgid, tid, EBPROF_KIND_SAMPLE);
+		if (tgid != 0)
+			size += take_user_window(w);
+		count_stack_losses(w->s.stack_losses);
+		if (size <= sizeof(*w))
+			emit(ctx, &w->s, size);
+		return 0;
+	}
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;

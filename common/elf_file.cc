@@ -128,6 +128,50 @@ void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, std::vector<E
 
 }  // namespace
 
+namespace {
+
+std::vector<LoadSegment> load_segments(Elf* elf, const std::string& path) {
+  std::vector<LoadSegment> segments;
+  for (const GElf_Phdr& ph : program_headers(elf, path))
+    if (ph.p_type == PT_LOAD)
+      segments.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+  return segments;
+}
+
+// The section `name`'s address and bytes, if the file has it with bytes.
+bool read_section(Elf* elf, const char* wanted, uint64_t& address, std::string& bytes) {
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0)
+    return false;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    const char* name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+    if (!name || std::strcmp(name, wanted) != 0 || shdr.sh_type == SHT_NOBITS)
+      continue;
+    Elf_Data* data = elf_rawdata(scn, nullptr);
+    if (!data || !data->d_buf)
+      return false;
+    address = shdr.sh_addr;
+    bytes.assign(static_cast<const char*>(data->d_buf), data->d_size);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ElfUnwindTables read_unwind_tables(const std::string& path) {
+  // libpython's, among the largest, is 342 KB.
+  constexpr size_t kMaxEhFrame = 64 << 20;
+  OpenElf elf = open_elf(path);
+  ElfUnwindTables t{identity_of(elf.elf.get(), path), load_segments(elf.elf.get(), path)};
+  read_section(elf.elf.get(), ".eh_frame_hdr", t.eh_frame_hdr_address, t.eh_frame_hdr);
+  read_section(elf.elf.get(), ".eh_frame", t.eh_frame_address, t.eh_frame);
+  if (t.eh_frame.size() > kMaxEhFrame || t.eh_frame_hdr.size() > kMaxEhFrame)
+    throw Error(path + ": an .eh_frame of " + std::to_string(t.eh_frame.size()) + " bytes");
+  return t;
+}
+
 ElfIdentity read_elf_identity(const std::string& path) {
   OpenElf elf = open_elf(path);
   return identity_of(elf.elf.get(), path);
@@ -152,10 +196,7 @@ ElfSymbolTable::ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> se
 
 ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
   OpenElf elf = open_elf(path);
-  std::vector<LoadSegment> segments;
-  for (const GElf_Phdr& ph : program_headers(elf.elf.get(), path))
-    if (ph.p_type == PT_LOAD)
-      segments.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+  std::vector<LoadSegment> segments = load_segments(elf.elf.get(), path);
   // .symtab is complete; .dynsym is what a stripped binary still has. Read
   // both: the constructor removes duplicates.
   std::vector<ElfSymbol> symbols;

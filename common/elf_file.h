@@ -40,6 +40,22 @@ struct ElfIdentity {
 // `path` is not a readable regular ELF file.
 ElfIdentity read_elf_identity(const std::string& path);
 
+// An ELF file's call frame information: .eh_frame and its index
+// .eh_frame_hdr, at their virtual addresses (pc-relative encodings in them
+// are relative to those), with the loadable segments that place them.
+struct ElfUnwindTables {
+  ElfIdentity identity;
+  std::vector<LoadSegment> segments;
+  uint64_t eh_frame_hdr_address = 0;
+  std::string eh_frame_hdr;
+  uint64_t eh_frame_address = 0;
+  std::string eh_frame;  // empty when the file has none
+};
+
+// Throws Error when `path` is not a readable regular ELF file. A file whose
+// .eh_frame is too large to be a real one is refused too.
+ElfUnwindTables read_unwind_tables(const std::string& path);
+
 // The function symbols and loadable segments of one ELF file: what is needed
 // to turn a sampled address into a name. The file is closed after loading.
 class ElfSymbolTable {

@@ -30,6 +30,11 @@ struct RecordingInfo {
   offCpuMaxBlockNs @17 :UInt64; # nor longer than this (0: no limit)
   offCpuStates @18 :UInt32;     # bit per blockState recorded
   sampling @19 :Bool = true;    # false with --off-cpu-only: no samples on CPU
+  # Since 1.3, with --call-graph dwarf:
+  callGraph @20 :UInt8;         # 0 frame pointers, 1 dwarf: samples carry user stack windows
+  userStackBytes @21 :UInt32;   # the window size asked for (--call-graph dwarf,SIZE)
+  userRegisters @22 :List(UInt16); # DWARF numbers of UserWindow.regs, in order
+  stackBlockBytes @23 :UInt32;  # the size of the blocks windows are made of
 }
 
 struct KernelModule {
@@ -103,6 +108,28 @@ struct SampleBatch {
   wakerPid @14 :List(UInt32);
   wakerTid @15 :List(UInt32);
   wakerCommId @16 :List(UInt32);
+  # Since 1.3, with --call-graph dwarf. Blocks are stackBlockBytes each,
+  # ids firstBlockId, firstBlockId+1, ... in order, concatenated in
+  # blockData; windows get ids firstWindowId, ... . Per sample (empty when
+  # the batch has none): its window, or 4294967295 for none.
+  firstBlockId @17 :UInt32;
+  blockData @18 :Data;
+  firstWindowId @19 :UInt32;
+  windows @20 :List(UserWindow);
+  windowId @21 :List(UInt32);
+}
+
+# A sample's copy of its user stack and registers, for offline unwinding.
+# Identical content is stored once: the bytes as blocks aligned to
+# absolute addresses (a multiple of stackBlockBytes), so the blocks of
+# outer frames, which do not change from sample to sample, are shared.
+struct UserWindow {
+  regs @0 :List(UInt64);        # values of RecordingInfo.userRegisters
+  base @1 :UInt64;              # address of the first byte copied: the stack pointer
+  size @2 :UInt32;              # bytes copied from base up
+  abi @3 :UInt8;                # 1: 64-bit, 2: 32-bit task (compat), 0: unknown
+  blocks @4 :List(UInt32);      # block ids covering [base, base + size), lowest first;
+                                # bytes of a block outside that range are 0
 }
 
 struct Stack {
@@ -159,6 +186,19 @@ struct Losses {
   causes @2 :List(Text);
   counts @3 :List(UInt64);
   sampleKept @4 :List(Bool);    # as RecordingEnd.lossSampleKept
+}
+
+# Frame kind 10 (format 1.3): the call frame information of one mapped ELF
+# file that dwarf-mode samples run through, so that a report unwinds the
+# same without the file. Once per build-id.
+struct ElfCfi {
+  buildId @0 :Data;             # matches Mapping.buildId
+  path @1 :Text;                # where it was mapped (for display)
+  segments @2 :List(LoadSegment);
+  ehFrameHdrAddress @3 :UInt64; # sh_addr of .eh_frame_hdr; its bytes follow
+  ehFrameHdr @4 :Data;
+  ehFrameAddress @5 :UInt64;    # sh_addr of .eh_frame
+  ehFrame @6 :Data;
 }
 
 # Frame kind 9 (format 2.0, merged files only): the frames that follow, up to

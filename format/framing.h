@@ -14,11 +14,11 @@ namespace ebprof::format {
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;  // a recording
-inline constexpr uint16_t kVersionMinor = 2;  // newer minors only append kinds/fields
+inline constexpr uint16_t kVersionMinor = 3;  // newer minors only append kinds/fields
 // A merged file (several sources, each starting at a Source frame): a 1.x
 // reader would run their id spaces together, so it must refuse the file.
 inline constexpr uint16_t kMergedVersionMajor = 2;
-inline constexpr uint16_t kMergedVersionMinor = 0;
+inline constexpr uint16_t kMergedVersionMinor = 1;  // 1: may hold 1.3 frames
 // Readers take every major up to this one.
 inline constexpr uint16_t kNewestMajor = kMergedVersionMajor;
 inline constexpr size_t kFileHeaderSize = 16;
@@ -36,6 +36,7 @@ enum class FrameKind : uint16_t {
   kLosses = 7,      // since 1.1
   kJitSymbols = 8,  // since 1.1
   kSource = 9,      // since 2.0, merged files only
+  kElfCfi = 10,     // since 1.3
 };
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame

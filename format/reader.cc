@@ -37,6 +37,15 @@ std::string bytes(capnp::Data::Reader d) {
   return std::string(d.asChars().begin(), d.size());
 }
 
+template <typename T>
+std::vector<T> values(typename capnp::List<T>::Reader list) {
+  std::vector<T> out;
+  out.reserve(list.size());
+  for (T v : list)
+    out.push_back(v);
+  return out;
+}
+
 std::vector<std::string> strs(capnp::List<capnp::Text>::Reader list) {
   std::vector<std::string> out;
   out.reserve(list.size());
@@ -75,6 +84,14 @@ RecordingInfo decode(schema::RecordingInfo::Reader r) {
   info.off_cpu_max_block_ns = r.getOffCpuMaxBlockNs();
   info.off_cpu_states = r.getOffCpuStates();
   info.sampling = r.getSampling();
+  info.call_graph = r.getCallGraph() == 1 ? CallGraph::kDwarf : CallGraph::kFramePointer;
+  info.user_stack_bytes = r.getUserStackBytes();
+  info.user_registers = values<uint16_t>(r.getUserRegisters());
+  info.stack_block_bytes = r.getStackBlockBytes();
+  if (info.user_registers.size() > kMaxUserRegisters ||
+      (info.stack_block_bytes && (info.stack_block_bytes < 8 || info.stack_block_bytes > 4096 ||
+                                  (info.stack_block_bytes & (info.stack_block_bytes - 1)))))
+    throw FrameDamage{"user stack window settings out of range"};
   return info;
 }
 
@@ -118,20 +135,16 @@ ProcessInfo decode(schema::Process::Reader r) {
   return p;
 }
 
-template <typename T>
-std::vector<T> values(typename capnp::List<T>::Reader list) {
-  std::vector<T> out;
-  out.reserve(list.size());
-  for (T v : list)
-    out.push_back(v);
-  return out;
-}
-
 // Tracks how many stacks and comms the file has defined so far, so that ids
 // in later batches can be checked against them.
 struct IdSpace {
   uint64_t stacks = 0;
   uint64_t comms = 0;
+  uint64_t blocks = 0;
+  uint64_t windows = 0;
+  // What a window of this source is checked against: its header's.
+  uint32_t block_bytes = 0;
+  size_t user_registers = 0;
   // Which source of a merged file frames belong to, and whether the current
   // one has delivered anything yet.
   uint32_t source = 0;
@@ -144,34 +157,73 @@ struct IdSpace {
     if (source_has_content)
       ++source;
     source_has_content = false;
-    stacks = comms = 0;
+    stacks = comms = blocks = windows = 0;
   }
 };
 
 // After a damaged frame was skipped (`allow_gaps`), a batch may start past
 // the ids defined so far: the ids in between were lost with that frame.
-SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
-  SampleBatch batch;
-  batch.first_stack_id = r.getFirstStackId();
-  batch.first_comm_id = r.getFirstCommId();
-  if (allow_gaps && batch.first_stack_id >= ids.stacks && batch.first_comm_id >= ids.comms) {
-    ids.stacks = batch.first_stack_id;
-    ids.comms = batch.first_comm_id;
+// A batch's first ids must follow what the file defined so far; after a
+// damaged frame was skipped (`allow_gaps`), they may jump past it.
+void check_first_ids(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
+  const uint64_t stack = r.getFirstStackId(), comm = r.getFirstCommId();
+  const uint64_t block = r.getFirstBlockId(), window = r.getFirstWindowId();
+  if (allow_gaps && stack >= ids.stacks && comm >= ids.comms && block >= ids.blocks &&
+      window >= ids.windows) {
+    ids.stacks = stack;
+    ids.comms = comm;
+    ids.blocks = block;
+    ids.windows = window;
   }
-  if (batch.first_stack_id != ids.stacks || batch.first_comm_id != ids.comms)
-    throw FrameDamage{"batch starts at stack " + std::to_string(batch.first_stack_id) + ", comm " +
-                      std::to_string(batch.first_comm_id) + " but " + std::to_string(ids.stacks) +
-                      " stacks and " + std::to_string(ids.comms) +
-                      " comms precede it (a frame is missing)"};
-  for (auto s : r.getStacks()) {
-    if (s.getKernel().size() > kMaxStackFrames || s.getUser().size() > kMaxStackFrames)
-      throw FrameDamage{"stack deeper than " + std::to_string(kMaxStackFrames) + " frames"};
-    batch.stacks.push_back(Stack{values<uint64_t>(s.getKernel()), values<uint64_t>(s.getUser())});
-  }
-  batch.comms = strs(r.getComms());
-  ids.stacks += batch.stacks.size();
-  ids.comms += batch.comms.size();
+  if (stack != ids.stacks || comm != ids.comms || block != ids.blocks || window != ids.windows)
+    throw FrameDamage{"batch starts at stack " + std::to_string(stack) + ", comm " +
+                      std::to_string(comm) + " but " + std::to_string(ids.stacks) + " stacks and " +
+                      std::to_string(ids.comms) + " comms precede it (a frame is missing)"};
+}
 
+// Stack blocks and the windows made of them (--call-graph dwarf).
+void decode_windows(schema::SampleBatch::Reader r, IdSpace& ids, SampleBatch& batch) {
+  batch.first_block_id = r.getFirstBlockId();
+  batch.first_window_id = r.getFirstWindowId();
+  batch.blocks = bytes(r.getBlockData());
+  if (!batch.blocks.empty() && (ids.block_bytes == 0 || batch.blocks.size() % ids.block_bytes))
+    throw FrameDamage{"stack blocks of " + std::to_string(batch.blocks.size()) +
+                      " bytes, in blocks of " + std::to_string(ids.block_bytes)};
+  ids.blocks += ids.block_bytes ? batch.blocks.size() / ids.block_bytes : 0;
+  for (auto w : r.getWindows()) {
+    const uint32_t size = w.getSize();
+    const uint64_t base = w.getBase();
+    if (ids.block_bytes == 0 || size == 0 || size > kMaxUserStackBytes || base + size < base ||
+        w.getRegs().size() != ids.user_registers)
+      throw FrameDamage{"user stack window does not add up"};
+    // The blocks from base's up to the one holding the last byte.
+    const uint64_t first = base / ids.block_bytes, last = (base + size - 1) / ids.block_bytes;
+    if (w.getBlocks().size() != last - first + 1)
+      throw FrameDamage{"user stack window does not add up"};
+    UserWindow window{values<uint64_t>(w.getRegs()), base, size,
+                      w.getAbi() <= 2 ? static_cast<UserAbi>(w.getAbi()) : UserAbi::kUnknown,
+                      values<uint32_t>(w.getBlocks())};
+    for (uint32_t id : window.blocks)
+      if (id >= ids.blocks)
+        throw FrameDamage{"user stack window refers to block " + std::to_string(id) +
+                          " that the file never defines"};
+    batch.windows.push_back(std::move(window));
+  }
+  ids.windows += batch.windows.size();
+  auto window_id = r.getWindowId();
+  if (window_id.size() == 0)
+    return;
+  if (window_id.size() != batch.samples.size())
+    throw FrameDamage{"window column differs in length from the samples"};
+  for (size_t i = 0; i < batch.samples.size(); ++i) {
+    if (window_id[i] != kNoWindow && window_id[i] >= ids.windows)
+      throw FrameDamage{"sample " + std::to_string(i) + " refers to window " +
+                        std::to_string(window_id[i]) + " that the file never defines"};
+    batch.samples[i].window_id = window_id[i];
+  }
+}
+
+void decode_samples(schema::SampleBatch::Reader r, const IdSpace& ids, SampleBatch& batch) {
   auto delta = r.getTimeDeltaNs();
   auto pid = r.getPid();
   auto tid = r.getTid();
@@ -192,6 +244,10 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
     time += static_cast<uint64_t>(delta[i]);
     batch.samples[i] = Sample{time, pid[i], tid[i], cpu[i], stack_id[i], comm_id[i]};
   }
+}
+
+void decode_off_cpu(schema::SampleBatch::Reader r, const IdSpace& ids, SampleBatch& batch) {
+  const size_t n = batch.samples.size();
   auto blocked = r.getBlockedNs();
   auto state = r.getBlockState();
   if (blocked.size() != 0 || state.size() != 0) {
@@ -208,23 +264,41 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
   auto waker_pid = r.getWakerPid();
   auto waker_tid = r.getWakerTid();
   auto waker_comm = r.getWakerCommId();
-  if (waker_stack.size() || waker_pid.size() || waker_tid.size() || waker_comm.size()) {
-    if (waker_stack.size() != n || waker_pid.size() != n || waker_tid.size() != n ||
-        waker_comm.size() != n)
-      throw FrameDamage{"waker columns differ in length from the samples"};
-    for (size_t i = 0; i < n; ++i) {
-      if (waker_stack[i] == kNoWaker)
-        continue;
-      if (waker_stack[i] >= ids.stacks || waker_comm[i] >= ids.comms)
-        throw FrameDamage{"sample " + std::to_string(i) + "'s waker refers to stack " +
-                          std::to_string(waker_stack[i]) + " or comm " +
-                          std::to_string(waker_comm[i]) + " that the file never defines"};
-      batch.samples[i].waker_stack_id = waker_stack[i];
-      batch.samples[i].waker_pid = waker_pid[i];
-      batch.samples[i].waker_tid = waker_tid[i];
-      batch.samples[i].waker_comm_id = waker_comm[i];
-    }
+  if (!waker_stack.size() && !waker_pid.size() && !waker_tid.size() && !waker_comm.size())
+    return;
+  if (waker_stack.size() != n || waker_pid.size() != n || waker_tid.size() != n ||
+      waker_comm.size() != n)
+    throw FrameDamage{"waker columns differ in length from the samples"};
+  for (size_t i = 0; i < n; ++i) {
+    if (waker_stack[i] == kNoWaker)
+      continue;
+    if (waker_stack[i] >= ids.stacks || waker_comm[i] >= ids.comms)
+      throw FrameDamage{"sample " + std::to_string(i) + "'s waker refers to stack " +
+                        std::to_string(waker_stack[i]) + " or comm " +
+                        std::to_string(waker_comm[i]) + " that the file never defines"};
+    batch.samples[i].waker_stack_id = waker_stack[i];
+    batch.samples[i].waker_pid = waker_pid[i];
+    batch.samples[i].waker_tid = waker_tid[i];
+    batch.samples[i].waker_comm_id = waker_comm[i];
   }
+}
+
+SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
+  check_first_ids(r, ids, allow_gaps);
+  SampleBatch batch;
+  batch.first_stack_id = r.getFirstStackId();
+  batch.first_comm_id = r.getFirstCommId();
+  for (auto s : r.getStacks()) {
+    if (s.getKernel().size() > kMaxStackFrames || s.getUser().size() > kMaxStackFrames)
+      throw FrameDamage{"stack deeper than " + std::to_string(kMaxStackFrames) + " frames"};
+    batch.stacks.push_back(Stack{values<uint64_t>(s.getKernel()), values<uint64_t>(s.getUser())});
+  }
+  batch.comms = strs(r.getComms());
+  ids.stacks += batch.stacks.size();
+  ids.comms += batch.comms.size();
+  decode_samples(r, ids, batch);
+  decode_off_cpu(r, ids, batch);
+  decode_windows(r, ids, batch);
   return batch;
 }
 
@@ -281,6 +355,23 @@ JitSymbols decode(schema::JitSymbols::Reader r) {
   return j;
 }
 
+ElfCfi decode(schema::ElfCfi::Reader r) {
+  ElfCfi c;
+  c.build_id = bytes(r.getBuildId());
+  if (c.build_id.size() > kMaxBuildId)
+    throw FrameDamage{"build-id of " + std::to_string(c.build_id.size()) + " bytes"};
+  c.path = str(r.getPath());
+  if (r.getSegments().size() > kMaxLoadSegments)
+    throw FrameDamage{std::to_string(r.getSegments().size()) + " load segments"};
+  for (auto s : r.getSegments())
+    c.segments.push_back({s.getOffset(), s.getVaddr(), s.getFileSize()});
+  c.eh_frame_hdr_address = r.getEhFrameHdrAddress();
+  c.eh_frame_hdr = bytes(r.getEhFrameHdr());
+  c.eh_frame_address = r.getEhFrameAddress();
+  c.eh_frame = bytes(r.getEhFrame());
+  return c;
+}
+
 Source decode(schema::Source::Reader r) {
   return Source{r.getIndex(), r.getPath(), r.getVersionMajor(), r.getVersionMinor()};
 }
@@ -317,6 +408,8 @@ const char* kind_name(uint16_t kind) {
       return "losses";
     case FrameKind::kJitSymbols:
       return "jit-symbols";
+    case FrameKind::kElfCfi:
+      return "elf-cfi";
     case FrameKind::kSource:
       return "source";
   }
@@ -395,6 +488,8 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
       RecordingInfo decoded = decode(message.getRoot<schema::RecordingInfo>());
       if (ids.merged && ids.source_has_content)
         ids.start_source();  // its Source frame was lost
+      ids.block_bytes = decoded.stack_block_bytes;
+      ids.user_registers = decoded.user_registers.size();
       return deliver(std::move(decoded), &RecordingVisitor::on_info);
     }
     case FrameKind::kKernelSymbols:
@@ -418,6 +513,8 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
     case FrameKind::kJitSymbols:
       return deliver(decode(message.getRoot<schema::JitSymbols>()),
                      &RecordingVisitor::on_jit_symbols);
+    case FrameKind::kElfCfi:
+      return deliver(decode(message.getRoot<schema::ElfCfi>()), &RecordingVisitor::on_elf_cfi);
     case FrameKind::kSource: {
       // Decoded before anything moves: a damaged one changes nothing.
       Source decoded = decode(message.getRoot<schema::Source>());

@@ -28,6 +28,16 @@ struct KernelModule {
   bool operator==(const KernelModule&) const = default;
 };
 
+// How user stacks were recorded (--call-graph).
+enum class CallGraph : uint8_t {
+  kFramePointer = 0,  // the kernel's frame-pointer walk (bpf_get_stack)
+  kDwarf = 1,         // that too, and a window of stack and the registers, unwound offline
+};
+
+// Limits of --call-graph dwarf,SIZE: perf's (a perf sample's size is a u16).
+inline constexpr uint32_t kMaxUserStackBytes = 65528;
+inline constexpr size_t kMaxUserRegisters = 32;
+
 struct RecordingInfo {
   std::string writer_version;
   std::string hostname;
@@ -50,6 +60,11 @@ struct RecordingInfo {
   uint64_t off_cpu_max_block_ns = 0;  // 0: no limit
   uint32_t off_cpu_states = 0;        // bit per BlockState
   bool sampling = true;               // samples on CPU were taken
+  // --call-graph dwarf: what windows hold.
+  CallGraph call_graph = CallGraph::kFramePointer;
+  uint32_t user_stack_bytes = 0;         // SIZE asked for
+  std::vector<uint16_t> user_registers;  // DWARF numbers of UserWindow::regs
+  uint32_t stack_block_bytes = 0;        // a power of two; 0 without windows
 };
 
 struct KernelSymbol {
@@ -100,6 +115,24 @@ struct Stack {
   bool operator==(const Stack&) const = default;
 };
 
+// The ABI of a window's task: a 32-bit task's registers and stack are not
+// the 64-bit ones'.
+enum class UserAbi : uint8_t { kUnknown = 0, k64 = 1, k32 = 2 };
+
+// A sample's user stack from its stack pointer up, and its registers
+// (--call-graph dwarf). The bytes are blocks of the batch's block store.
+struct UserWindow {
+  std::vector<uint64_t> regs;  // RecordingInfo::user_registers' values
+  uint64_t base = 0;           // the stack pointer: address of the first byte
+  uint32_t size = 0;           // bytes from base up
+  UserAbi abi = UserAbi::kUnknown;
+  // Block ids covering [base, base + size), lowest first; the first block
+  // starts at base rounded down to the block size.
+  std::vector<uint32_t> blocks;
+  bool operator==(const UserWindow&) const = default;
+};
+inline constexpr uint32_t kNoWindow = UINT32_MAX;
+
 // Why a thread was off CPU (--off-cpu).
 enum class BlockState : uint8_t {
   kRunnable = 0,         // preempted or yielded
@@ -125,15 +158,33 @@ struct Sample {
   uint32_t waker_pid = 0;
   uint32_t waker_tid = 0;
   uint32_t waker_comm_id = 0;
+  uint32_t window_id = kNoWindow;  // --call-graph dwarf: its user window
 };
 
-// New stacks and comms get ids first_*_id, first_*_id + 1, ... in order.
+// New stacks, comms, stack blocks and windows get ids first_*_id,
+// first_*_id + 1, ... in order.
 struct SampleBatch {
   uint32_t first_stack_id = 0;
   std::vector<Stack> stacks;
   uint32_t first_comm_id = 0;
   std::vector<std::string> comms;
+  uint32_t first_block_id = 0;
+  std::string blocks;  // RecordingInfo::stack_block_bytes each, concatenated
+  uint32_t first_window_id = 0;
+  std::vector<UserWindow> windows;
   std::vector<Sample> samples;
+};
+
+// The call frame information of one mapped ELF file (.eh_frame and its
+// index), embedded so that a report unwinds without the file.
+struct ElfCfi {
+  std::string build_id;  // raw bytes; the key a mapping refers to it by
+  std::string path;      // where it was mapped, for display
+  std::vector<LoadSegment> segments;
+  uint64_t eh_frame_hdr_address = 0;  // sh_addr
+  std::string eh_frame_hdr;
+  uint64_t eh_frame_address = 0;
+  std::string eh_frame;
 };
 
 // The function symbols of one mapped ELF file, embedded so that a report on

@@ -165,6 +165,10 @@ void RecordingWriter::write(const RecordingInfo& info) {
   b.setOffCpuMaxBlockNs(info.off_cpu_max_block_ns);
   b.setOffCpuStates(info.off_cpu_states);
   b.setSampling(info.sampling);
+  b.setCallGraph(static_cast<uint8_t>(info.call_graph));
+  b.setUserStackBytes(info.user_stack_bytes);
+  set_all(b.initUserRegisters(info.user_registers.size()), info.user_registers);
+  b.setStackBlockBytes(info.stack_block_bytes);
   write_message(FrameKind::kRecordingInfo, message);
 }
 
@@ -223,9 +227,9 @@ void RecordingWriter::write(const ProcessInfo& process) {
   write_message(FrameKind::kProcess, message);
 }
 
-void RecordingWriter::write(const SampleBatch& batch) {
-  capnp::MallocMessageBuilder message;
-  auto b = message.initRoot<schema::SampleBatch>();
+namespace {
+
+void set_stacks(schema::SampleBatch::Builder b, const SampleBatch& batch) {
   b.setFirstStackId(batch.first_stack_id);
   auto stacks = b.initStacks(batch.stacks.size());
   for (size_t i = 0; i < batch.stacks.size(); ++i) {
@@ -234,8 +238,9 @@ void RecordingWriter::write(const SampleBatch& batch) {
   }
   b.setFirstCommId(batch.first_comm_id);
   set_texts(b.initComms(batch.comms.size()), batch.comms);
+}
 
-  const auto& samples = batch.samples;
+void set_samples(schema::SampleBatch::Builder b, const std::vector<Sample>& samples) {
   const size_t n = samples.size();
   uint64_t base = n ? samples[0].time_ns : 0;
   b.setBaseTimeNs(base);
@@ -257,8 +262,12 @@ void RecordingWriter::write(const SampleBatch& batch) {
     stack_id.set(i, samples[i].stack_id);
     comm_id.set(i, samples[i].comm_id);
   }
-  // Off-CPU columns only in batches that hold intervals: a recording
-  // without --off-cpu pays nothing for them.
+}
+
+// Off-CPU columns only in batches that hold intervals: a recording without
+// --off-cpu pays nothing for them.
+void set_off_cpu(schema::SampleBatch::Builder b, const std::vector<Sample>& samples) {
+  const size_t n = samples.size();
   if (std::any_of(samples.begin(), samples.end(),
                   [](const Sample& s) { return s.waker_stack_id != kNoWaker; })) {
     auto stack = b.initWakerStackId(n);
@@ -280,7 +289,59 @@ void RecordingWriter::write(const SampleBatch& batch) {
       state.set(i, static_cast<uint8_t>(samples[i].state));
     }
   }
+}
+
+// Windows (--call-graph dwarf) only in batches that hold some.
+void set_windows(schema::SampleBatch::Builder b, const SampleBatch& batch) {
+  b.setFirstBlockId(batch.first_block_id);
+  b.setBlockData(data(batch.blocks));
+  b.setFirstWindowId(batch.first_window_id);
+  auto windows = b.initWindows(batch.windows.size());
+  for (size_t i = 0; i < batch.windows.size(); ++i) {
+    const UserWindow& w = batch.windows[i];
+    set_all(windows[i].initRegs(w.regs.size()), w.regs);
+    windows[i].setBase(w.base);
+    windows[i].setSize(w.size);
+    windows[i].setAbi(static_cast<uint8_t>(w.abi));
+    set_all(windows[i].initBlocks(w.blocks.size()), w.blocks);
+  }
+  const std::vector<Sample>& samples = batch.samples;
+  if (std::any_of(samples.begin(), samples.end(),
+                  [](const Sample& s) { return s.window_id != kNoWindow; })) {
+    auto window = b.initWindowId(samples.size());
+    for (size_t i = 0; i < samples.size(); ++i)
+      window.set(i, samples[i].window_id);
+  }
+}
+
+}  // namespace
+
+void RecordingWriter::write(const SampleBatch& batch) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::SampleBatch>();
+  set_stacks(b, batch);
+  set_samples(b, batch.samples);
+  set_off_cpu(b, batch.samples);
+  set_windows(b, batch);
   write_message(FrameKind::kSampleBatch, message);
+}
+
+void RecordingWriter::write(const ElfCfi& cfi) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::ElfCfi>();
+  b.setBuildId(data(cfi.build_id));
+  b.setPath(text(cfi.path));
+  auto segments = b.initSegments(cfi.segments.size());
+  for (size_t i = 0; i < cfi.segments.size(); ++i) {
+    segments[i].setOffset(cfi.segments[i].offset);
+    segments[i].setVaddr(cfi.segments[i].vaddr);
+    segments[i].setFileSize(cfi.segments[i].file_size);
+  }
+  b.setEhFrameHdrAddress(cfi.eh_frame_hdr_address);
+  b.setEhFrameHdr(data(cfi.eh_frame_hdr));
+  b.setEhFrameAddress(cfi.eh_frame_address);
+  b.setEhFrame(data(cfi.eh_frame));
+  write_message(FrameKind::kElfCfi, message);
 }
 
 void RecordingWriter::write(const RecordingEnd& end) {

@@ -40,6 +40,7 @@ class RecordingWriter {
   void write(const Losses& losses);
   void write(const JitSymbols& symbols);
   void write(const EmbeddedSymbols& symbols);
+  void write(const ElfCfi& cfi);
   void write(const Source& source);  // only with WriterOptions::merged
 
   // Flushes nothing (there is no buffer) but reports a failed close.

@@ -42,6 +42,12 @@ void check_btf() {
 // failure was not about privileges: without them a probe cannot tell
 // "unsupported" from "not allowed".
 [[noreturn]] void throw_load_failure(int err, Transport transport) {
+  // The verifier refuses a program with EACCES too: as root that is what
+  // it means.
+  if (err == EACCES && geteuid() == 0)
+    throw Error(
+        "this kernel's BPF verifier refused the programs (rerun with -v for its log, and report "
+        "it with the kernel version)");
   if (err != EPERM && err != EACCES && transport == Transport::kRingBuffer &&
       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr) == 0)
     throw Error("this kernel has no BPF ring buffer (Linux 5.8 or newer): use --transport perfbuf");
@@ -86,14 +92,23 @@ Transport probe_transport() {
                                                                        : Transport::kPerfBuffers;
 }
 
+uint32_t max_user_stack_bytes(Transport transport) {
+  if (transport == Transport::kRingBuffer)
+    return EBPROF_MAX_USER_STACK;
+  // A perf record: its 8-byte header and the raw size (4) before the data,
+  // the sample's header and frames in the data.
+  constexpr uint32_t kRecordMax = 0xffff - 8 - 4 - 8;
+  return (kRecordMax - sizeof(ebprof_sample)) & ~7u;
+}
+
 const char* transport_name(Transport t) {
   return t == Transport::kRingBuffer ? "ringbuf" : "perfbuf";
 }
 
-size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count) {
+size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count, uint32_t user_stack_bytes) {
   const uint64_t frequency = rate.frequency ? rate.frequency : 1000;
   constexpr size_t kTypicalSampleBytes = 1024;  // header + ~120 frames
-  const size_t pages = frequency * kTypicalSampleBytes / getpagesize();
+  const size_t pages = frequency * (kTypicalSampleBytes + user_stack_bytes) / getpagesize();
   // The shared ring buffer of many CPUs must stay within kMaxRingBytes.
   const size_t most =
       std::bit_floor(kMaxRingBytes / getpagesize() / std::max<size_t>(cpu_count, 1));
@@ -166,6 +181,13 @@ void BpfSampler::configure(const SamplerConfig& config) {
                             kind == Kind::kUprobe || kind == Kind::kKprobe);
   configure_off_cpu(config.off_cpu);
   skel_->rodata->use_perfbuf = !ring;
+  skel_->rodata->user_stack_bytes =
+      std::min(config.user_stack_bytes, max_user_stack_bytes(config.transport));
+  // Records with their stack are assembled in a slot per CPU; without
+  // --call-graph dwarf one slot is never used.
+  if (int err = bpf_map__set_max_entries(skel_->maps.stack_scratch,
+                                         config.user_stack_bytes ? libbpf_num_possible_cpus() : 1))
+    throw_bpf("sizing the stack copies", -err);
   skel_->rodata->wakeup_bytes = ring_bytes(config) / 4;
   if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes(config)))
     throw_bpf("sizing the ring buffer", -err);

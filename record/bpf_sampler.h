@@ -65,14 +65,20 @@ struct SamplerConfig {
   TaskFilter tasks = TaskFilter::kAll;
   int cgroup_fd = -1;  // an open cgroup v2 directory: only tasks in it and below
   Transport transport = Transport::kRingBuffer;
-  size_t pages_per_cpu = 0;  // buffer size, a power of two
+  size_t pages_per_cpu = 0;       // buffer size, a power of two
+  uint32_t user_stack_bytes = 0;  // --call-graph dwarf,SIZE; 0: frame pointers only
 };
 
 // Buffer size for a sampling rate, in pages per CPU: room for about a second
-// of samples of typical depth, so a reader that stalls briefly loses nothing.
-// With a period (-c) the rate is unknown; 1000 samples per second is assumed.
-// The ring buffer, one for all `cpu_count` CPUs, stays within 1 GiB.
-size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count);
+// of samples of typical depth (and of `user_stack_bytes` of stack each), so
+// a reader that stalls briefly loses nothing. With a period (-c) the rate
+// is unknown; 1000 samples per second is assumed. The ring buffer, one for
+// all `cpu_count` CPUs, stays within 1 GiB.
+size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count, uint32_t user_stack_bytes = 0);
+
+// The most user stack a record can carry through `transport`: a perf-buffer
+// record's size is a u16.
+uint32_t max_user_stack_bytes(Transport transport);
 
 // Owns the BPF side: opens, configures, loads and attaches the programs of
 // bpf/ to the event (a sampling perf event on every CPU, a tracepoint or a

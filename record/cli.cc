@@ -86,10 +86,31 @@ void add_off_cpu_options(CLI::App& app, RecordOptions& o) {
 
 // Where samples go and how: the file, the transport, compression, output.
 struct OutputFlags {
-  bool call_graph = false;  // -g: accepted, always on
+  bool g = false;  // -g: frame pointers, as perf's
+  std::string call_graph = "fp";
   std::string compression = "zstd";
   bool no_embed = false;
 };
+
+// perf's --call-graph syntax: fp, or dwarf with an optional stack size.
+bool parse_call_graph(const std::string& value, RecordOptions& o) {
+  if (value == "fp") {
+    o.call_graph = format::CallGraph::kFramePointer;
+    return true;
+  }
+  if (value != "dwarf" && !value.starts_with("dwarf,"))
+    return false;
+  o.call_graph = format::CallGraph::kDwarf;
+  if (value == "dwarf")
+    return true;
+  const char* digits = value.c_str() + 6;
+  char* end = nullptr;
+  const unsigned long size = std::strtoul(digits, &end, 10);
+  if (end == digits || *end != '\0' || size == 0 || size > format::kMaxUserStackBytes || size % 8)
+    return false;
+  o.user_stack_bytes = static_cast<uint32_t>(size);
+  return true;
+}
 
 void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
   app.add_option("-o,--output", o.output,
@@ -103,7 +124,14 @@ void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
   app.add_option("-m,--mmap-pages", o.mmap_pages,
                  "Sample buffer size in pages per CPU, a power of two (default: from -F)")
       ->check(CLI::PositiveNumber);
-  app.add_flag("-g", flags.call_graph, "Record call graphs (always on; accepted as perf does)");
+  auto* g = app.add_flag("-g", flags.g, "Frame-pointer call graphs (the default; as perf's -g)");
+  app.add_option("--call-graph", flags.call_graph,
+                 "fp: frame-pointer call graphs (the default); dwarf[,SIZE]: also SIZE bytes of "
+                 "user stack (default 8192, at most 65528, a multiple of 8) and the registers "
+                 "per sample, unwound offline: full stacks through code built without frame "
+                 "pointers")
+      ->capture_default_str()
+      ->excludes(g);
   app.add_option("--compression", flags.compression,
                  "none, zstd or zstd:LEVEL (1-19; default zstd = level 3)")
       ->capture_default_str();
@@ -123,6 +151,13 @@ std::optional<int> finish_options(const CLI::App& app, const OutputFlags& flags,
   } else if (!o.command.empty() && o.command[0].starts_with("-")) {
     std::fprintf(stderr, "ebprof-record: unknown option %s (see --help; put a command after --)\n",
                  o.command[0].c_str());
+    return 2;
+  }
+  if (!parse_call_graph(flags.call_graph, o)) {
+    std::fprintf(stderr,
+                 "ebprof-record: --call-graph %s: expected fp, dwarf or dwarf,SIZE with SIZE a "
+                 "multiple of 8 up to %u\n",
+                 flags.call_graph.c_str(), format::kMaxUserStackBytes);
     return 2;
   }
   if (!parse_compression(flags.compression, o.writer)) {

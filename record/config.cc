@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <filesystem>
@@ -115,10 +116,12 @@ SamplerConfig sampler_config(const RecordOptions& o, const Targets& t) {
                   .tasks = t.tasks,
                   .cgroup_fd = t.cgroup.get(),
                   .transport = choose_transport(o.transport)};
-  c.pages_per_cpu =
-      o.mmap_pages
-          ? o.mmap_pages
-          : pages_per_cpu_for(c.sampling ? c.sampling->rate : SamplingRate{99, 0}, t.cpus.size());
+  if (o.call_graph == format::CallGraph::kDwarf)
+    c.user_stack_bytes = std::min(o.user_stack_bytes, max_user_stack_bytes(c.transport));
+  c.pages_per_cpu = o.mmap_pages
+                        ? o.mmap_pages
+                        : pages_per_cpu_for(c.sampling ? c.sampling->rate : SamplingRate{99, 0},
+                                            t.cpus.size(), c.user_stack_bytes);
   return c;
 }
 

@@ -25,7 +25,11 @@ struct RecordOptions {
   bool embed_symbols = true;
   std::string transport = "auto";  // auto, ringbuf or perfbuf
   size_t mmap_pages = 0;           // -m: buffer pages per CPU; 0 sizes them from -F
-  std::vector<std::string> argv;   // ebprof-record's own, for the file header
+  // --call-graph fp|dwarf[,SIZE]: frame pointers, or also SIZE bytes of user
+  // stack and the registers per sample, unwound offline.
+  format::CallGraph call_graph = format::CallGraph::kFramePointer;
+  uint32_t user_stack_bytes = 8192;
+  std::vector<std::string> argv;  // ebprof-record's own, for the file header
   // --off-cpu: threads' time off CPU too (--off-cpu-only: that alone).
   bool off_cpu = false;
   bool off_cpu_only = false;

@@ -1,6 +1,7 @@
 #include "record/recorder.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "record/host_info.h"
 #include "record/sample_decoder.h"
@@ -9,14 +10,20 @@ namespace ebprof::record {
 
 Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
                    ProcessTracker& tracker, std::optional<SymbolEmbedder> embedder,
-                   LossLedger& ledger)
+                   LossLedger& ledger, format::CallGraph call_graph)
     : writer_(writer),
       tracker_(tracker),
       ledger_(ledger),
       kernel_symbols_(std::move(kernel_symbols)),
       schedule_(kernel_symbols_.find("__schedule")),
       try_to_wake_up_(kernel_symbols_.find("try_to_wake_up")),
-      embedder_(std::move(embedder)) {}
+      embedder_(std::move(embedder)) {
+  if (call_graph == format::CallGraph::kDwarf) {
+    windows_.emplace();
+    if (embedder_)
+      cfi_.emplace();
+  }
+}
 
 uint32_t Recorder::intern_comm(std::string_view comm) {
   auto [it, inserted] =
@@ -61,6 +68,7 @@ void Recorder::on_record(std::span<const std::byte> record) {
   batch_.samples.push_back(format::Sample{
       s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm),
       s->blocked_ns, static_cast<format::BlockState>(s->state)});
+  batch_.samples.back().window_id = intern_window(*s);
   ++stats_.samples;
   stats_.off_cpu += s->off_cpu;
   if (batch_.samples.size() >= kMaxBatchSamples)
@@ -74,6 +82,8 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
     kernel_symbols_.take_new(s.kernel, pending_kernel_symbols_);
   }
   if (auto process = tracker_.observe(s.tgid, s.user, is_new, s.time_ns)) {
+    if (cfi_)
+      cfi_->take(*process);
     writer_.write(*process);
   }
   // After observe(), so that a new stack's mappings are known.
@@ -83,6 +93,25 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
     stats_.embed_ns += monotonic_ns() - start;
   }
   return stack_id;
+}
+
+uint32_t Recorder::intern_window(const RawSample& s) {
+  if (!windows_ || s.user_stack.empty() || s.user_regs.size() < 2)
+    return format::kNoWindow;
+  const uint64_t base = s.user_regs[kUserStackPointer];
+  const uint32_t id = windows_->intern(s.user_regs, s.user_abi, base, s.user_stack, batch_);
+  // The code the new blocks' words point into: what the window's frames
+  // may be, whose symbols a report elsewhere needs.
+  if (embedder_)
+    for (uint64_t at : windows_->new_block_addresses()) {
+      const uint64_t from = std::max(at, base) - base;
+      const uint64_t to =
+          std::min<uint64_t>(at + StackWindows::kBlockBytes - base, s.user_stack.size());
+      std::vector<uint64_t> words((to - from) / sizeof(uint64_t));
+      std::memcpy(words.data(), s.user_stack.data() + from, words.size() * sizeof(uint64_t));
+      embedder_->take_words(s.tgid, words, tracker_);
+    }
+  return id;
 }
 
 void Recorder::write_losses(uint64_t now_ns) {
@@ -111,12 +140,21 @@ void Recorder::flush(uint64_t now_ns, bool force) {
     for (const format::JitSymbols& symbols : embedder_->drain_jit())
       writer_.write(symbols);
   }
+  if (cfi_)
+    for (const format::ElfCfi& tables : cfi_->drain())
+      writer_.write(tables);
   writer_.write(batch_);
   batch_.first_stack_id = interner_.size();
   batch_.first_comm_id = static_cast<uint32_t>(comm_ids_.size());
   batch_.stacks.clear();
   batch_.comms.clear();
   batch_.samples.clear();
+  if (windows_) {
+    batch_.first_block_id = windows_->blocks();
+    batch_.first_window_id = windows_->windows();
+    batch_.blocks.clear();
+    batch_.windows.clear();
+  }
   awaiting_waker_.clear();  // indexes into the batch just written
 }
 

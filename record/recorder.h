@@ -7,11 +7,13 @@
 #include <unordered_map>
 
 #include "format/writer.h"
+#include "record/cfi_embedder.h"
 #include "record/kallsyms.h"
 #include "record/loss_ledger.h"
 #include "record/process_tracker.h"
 #include "record/sample_decoder.h"
 #include "record/stack_interner.h"
+#include "record/stack_windows.h"
 #include "record/symbol_embedder.h"
 
 namespace ebprof::record {
@@ -32,11 +34,13 @@ class Recorder {
   static constexpr size_t kMaxBatchSamples = 16384;
   static constexpr uint64_t kMaxBatchAgeNs = 1'000'000'000;
 
-  // `embedder` is empty when symbol tables are not to be embedded. The
-  // writer, tracker and ledger outlive the recorder; a record that does
-  // not decode is counted in `ledger`.
+  // `embedder` is empty when symbol tables are not to be embedded (nor,
+  // with `call_graph` dwarf, unwinding tables). The writer, tracker and
+  // ledger outlive the recorder; a record that does not decode is counted
+  // in `ledger`.
   Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_symbols,
-           ProcessTracker& tracker, std::optional<SymbolEmbedder> embedder, LossLedger& ledger);
+           ProcessTracker& tracker, std::optional<SymbolEmbedder> embedder, LossLedger& ledger,
+           format::CallGraph call_graph = format::CallGraph::kFramePointer);
 
   void on_record(std::span<const std::byte> record);
   // Takes in the side-band events that arrived so far; best called right
@@ -50,6 +54,9 @@ class Recorder {
   // one, if anything.
   void write_losses(uint64_t now_ns);
   uint32_t stack_count() const { return interner_.size(); }
+  // --call-graph dwarf: distinct windows, and the bytes their blocks hold.
+  uint32_t window_count() const { return windows_ ? windows_->windows() : 0; }
+  uint64_t window_bytes() const { return windows_ ? windows_->distinct_bytes() : 0; }
   size_t embedded_binaries() const { return embedder_ ? embedder_->binaries() : 0; }
 
  private:
@@ -57,6 +64,8 @@ class Recorder {
   // The record's stack id, new stacks, kernel symbols and process maps
   // written down on the way.
   uint32_t intern_stack(const RawSample& s);
+  // Its window's id (--call-graph dwarf), or kNoWindow.
+  uint32_t intern_window(const RawSample& s);
 
   format::RecordingWriter& writer_;
   ProcessTracker& tracker_;
@@ -67,6 +76,8 @@ class Recorder {
   const format::KernelSymbol* schedule_;
   const format::KernelSymbol* try_to_wake_up_;
   std::optional<SymbolEmbedder> embedder_;
+  std::optional<StackWindows> windows_;  // --call-graph dwarf
+  std::optional<CfiEmbedder> cfi_;       // --call-graph dwarf, embedding
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;
   format::SampleBatch batch_;

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 
 #include "bpf/profile.h"
 #include "format/recording.h"
@@ -9,6 +10,7 @@
 namespace ebprof::record {
 
 static_assert(offsetof(ebprof_sample, ips) == EBPROF_SAMPLE_HEADER_SIZE);
+static_assert(std::size(kUserRegisterNumbers) == EBPROF_USER_REGS);
 static_assert(sizeof(ebprof_sample::comm) == EBPROF_COMM_LEN);
 // The BPF side's states are the file's, number for number.
 static_assert(EBPROF_BLOCK_RUNNABLE == static_cast<int>(format::BlockState::kRunnable));
@@ -40,9 +42,10 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   ebprof_sample header;
   std::memcpy(&header, bytes.data(), EBPROF_SAMPLE_HEADER_SIZE);
   const size_t nk = header.kernel_frames, nu = header.user_frames;
-  if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES ||
-      bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t) ||
-      header.kind > EBPROF_KIND_WAKER ||
+  const size_t stack_bytes = header.user_stack_bytes;
+  if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES || stack_bytes > EBPROF_MAX_USER_STACK ||
+      bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t) + stack_bytes ||
+      header.user_abi > EBPROF_ABI_32 || header.kind > EBPROF_KIND_WAKER ||
       (header.kind == EBPROF_KIND_OFF_CPU &&
        (header.blocked_ns == 0 || header.state >= EBPROF_BLOCK_STATES)) ||
       (header.kind == EBPROF_KIND_WAKER && header.peer == 0))
@@ -64,6 +67,14 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   const auto* ips = reinterpret_cast<const uint64_t*>(bytes.data() + EBPROF_SAMPLE_HEADER_SIZE);
   s.kernel = without_marker({ips, nk});
   s.user = without_marker({ips + nk, nu});
+  if (header.user_abi != EBPROF_ABI_NONE) {
+    s.user_abi = header.user_abi == EBPROF_ABI_64 ? format::UserAbi::k64 : format::UserAbi::k32;
+    s.user_regs = std::span<const uint64_t>(
+        reinterpret_cast<const uint64_t*>(bytes.data() + offsetof(ebprof_sample, user_regs)),
+        EBPROF_USER_REGS);
+    s.user_stack =
+        bytes.subspan(EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t), stack_bytes);
+  }
   return s;
 }
 

@@ -6,7 +6,14 @@
 #include <span>
 #include <string_view>
 
+#include "format/recording.h"
+
 namespace ebprof::record {
+
+// What RawSample::user_regs are, as DWARF numbers them (x86-64): rip, rsp,
+// rbp, rbx, r10, r12-r15 (bpf/profile.h's order).
+inline constexpr uint16_t kUserRegisterNumbers[] = {16, 7, 6, 3, 10, 12, 13, 14, 15};
+inline constexpr size_t kUserStackPointer = 1;  // rsp's index
 
 // One ring-buffer record, checked and viewed in place. The spans and comm
 // point into the record's bytes and live as long as they do.
@@ -24,6 +31,11 @@ struct RawSample {
   std::string_view comm;
   std::span<const uint64_t> kernel;  // leaf first
   std::span<const uint64_t> user;    // leaf first
+  // --call-graph dwarf: the user registers (bpf/profile.h's order) and
+  // the user stack from the stack pointer up; empty without.
+  format::UserAbi user_abi = format::UserAbi::kUnknown;
+  std::span<const uint64_t> user_regs;
+  std::span<const std::byte> user_stack;
 };
 
 // Decodes the struct ebprof_sample in `bytes`, or nullopt when its size or

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 
 #include "common/error.h"
@@ -18,6 +19,8 @@
 #include "record/loss_ledger.h"
 #include "record/process_tracker.h"
 #include "record/recorder.h"
+#include "record/sample_decoder.h"
+#include "record/stack_windows.h"
 #include "record/status_line.h"
 #include "record/system_processes.h"
 #include "record/targets.h"
@@ -81,6 +84,12 @@ Header read_header(const RecordOptions& o, const SamplerConfig& config) {
   h.info.cpu_count = static_cast<uint32_t>(config.cpus.size());
   h.info.transport = transport_name(config.transport);
   h.info.sampling = config.sampling.has_value();
+  if (config.user_stack_bytes) {
+    h.info.call_graph = format::CallGraph::kDwarf;
+    h.info.user_stack_bytes = config.user_stack_bytes;
+    h.info.user_registers.assign(std::begin(kUserRegisterNumbers), std::end(kUserRegisterNumbers));
+    h.info.stack_block_bytes = StackWindows::kBlockBytes;
+  }
   if (config.off_cpu) {
     h.info.off_cpu = switch_hook_name(config.off_cpu->hook);
     h.info.off_cpu_min_block_ns = config.off_cpu->min_block_ns;
@@ -128,7 +137,7 @@ class Session {
         writer_(open_output(o, header_.info)),
         recorder_(writer_, std::move(header_.kernel), tracker_,
                   o.embed_symbols ? std::optional<SymbolEmbedder>(std::in_place) : std::nullopt,
-                  ledger_) {
+                  ledger_, header_.info.call_graph) {
     tracker_.refill();  // loading and verifying took a while
     for (uint32_t pid : targets_.pids)
       sampler_.add_pid(pid);

@@ -30,31 +30,40 @@ SymbolEmbedder::Binary& SymbolEmbedder::binary(uint32_t pid, const format::Mappi
   return b;
 }
 
+void SymbolEmbedder::take(uint32_t pid, uint64_t ip, const ProcessTracker& tracker) {
+  const format::Mapping* m = tracker.find_mapping(pid, ip);
+  // Anonymous executable memory is where JIT compilers put code.
+  if (!m || m->path.empty()) {
+    take_jit(pid, ip, tracker);
+    return;
+  }
+  if (m->build_id.empty())
+    return;
+  Binary& b = binary(pid, *m);
+  if (!b.table)
+    return;
+  auto vaddr = b.table->offset_to_vaddr(ip - m->start + m->file_offset);
+  const ElfSymbol* sym = vaddr ? b.table->find(*vaddr) : nullptr;
+  if (!sym)
+    return;
+  size_t index = static_cast<size_t>(sym - b.table->symbols().data());
+  if (!b.taken[index]) {
+    b.taken[index] = true;
+    b.pending.push_back(*sym);
+  }
+}
+
 void SymbolEmbedder::take_new(uint32_t pid, std::span<const uint64_t> user,
                               const ProcessTracker& tracker) {
-  for (size_t frame = 0; frame < user.size(); ++frame) {
-    uint64_t ip = format::lookup_address(user, frame);
-    const format::Mapping* m = tracker.find_mapping(pid, ip);
-    // Anonymous executable memory is where JIT compilers put code.
-    if (!m || m->path.empty()) {
-      take_jit(pid, ip, tracker);
-      continue;
-    }
-    if (m->build_id.empty())
-      continue;
-    Binary& b = binary(pid, *m);
-    if (!b.table)
-      continue;
-    auto vaddr = b.table->offset_to_vaddr(ip - m->start + m->file_offset);
-    const ElfSymbol* sym = vaddr ? b.table->find(*vaddr) : nullptr;
-    if (!sym)
-      continue;
-    size_t index = static_cast<size_t>(sym - b.table->symbols().data());
-    if (!b.taken[index]) {
-      b.taken[index] = true;
-      b.pending.push_back(*sym);
-    }
-  }
+  for (size_t frame = 0; frame < user.size(); ++frame)
+    take(pid, format::lookup_address(user, frame), tracker);
+}
+
+void SymbolEmbedder::take_words(uint32_t pid, std::span<const uint64_t> words,
+                                const ProcessTracker& tracker) {
+  for (uint64_t word : words)
+    if (word > 1 && tracker.find_mapping(pid, word - 1))
+      take(pid, word - 1, tracker);
 }
 
 void SymbolEmbedder::take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker) {

@@ -26,6 +26,11 @@ namespace ebprof::record {
 class SymbolEmbedder {
  public:
   void take_new(uint32_t pid, std::span<const uint64_t> user, const ProcessTracker& tracker);
+  // The symbols that the words of a copied stack (--call-graph dwarf) may
+  // return into: each word that points into code of the process, looked
+  // up as a return address. A superset of the frames an unwinder will find
+  // there, cheap enough for the blocks of stack not seen before.
+  void take_words(uint32_t pid, std::span<const uint64_t> words, const ProcessTracker& tracker);
 
   // One frame's worth per binary with symbols not written yet.
   std::vector<format::EmbeddedSymbols> drain();
@@ -44,6 +49,9 @@ class SymbolEmbedder {
     bool written = false;
   };
   Binary& binary(uint32_t pid, const format::Mapping& m);
+  // The symbol `lookup` is in (an instruction, or a return address minus
+  // one), if its binary has one there.
+  void take(uint32_t pid, uint64_t lookup, const ProcessTracker& tracker);
 
   void take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker);
 

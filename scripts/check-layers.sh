@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Data flows one way: bpf -> record -> format -> report, and inside report
-# load -> symbolize -> aggregate -> write, with model/ the words they share
+# load -> locate -> unwind -> symbolize -> aggregate -> write, with model/
+# the words they share
 # and run/ the driver. Each folder may include only what this table allows;
 # the linker keeps the libraries honest, this keeps the headers so.
 set -euo pipefail
@@ -12,10 +13,12 @@ declare -A allowed=(
   [record]="common format bpf record"
   [report/model]="format report/model"
   [report/load]="common format report/model report/load"
-  [report/symbolize]="common format report/model report/load report/symbolize"
-  [report/aggregate]="common format report/model report/load report/symbolize report/aggregate"
+  [report/locate]="common format report/model report/load report/locate"
+  [report/unwind]="common format report/model report/load report/locate report/unwind"
+  [report/symbolize]="common format report/model report/load report/locate report/unwind report/symbolize"
+  [report/aggregate]="common format report/model report/load report/locate report/unwind report/symbolize report/aggregate"
   [report/write]="common format report/model report/write report"
-  [report/run]="common format report/model report/load report/symbolize report/aggregate report/write report/run"
+  [report/run]="common format report/model report/load report/locate report/unwind report/symbolize report/aggregate report/write report/run"
   [report]="common report/run"
 )
 status=0

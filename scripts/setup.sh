@@ -12,6 +12,7 @@ packages=(
   libprotobuf-dev protobuf-compiler zlib1g-dev  # pprof output (gzipped protobuf)
   libdebuginfod-dev                        # debuginfo from DEBUGINFOD_URLS servers
   libcli11-dev libgtest-dev                # command lines, tests
+  libxxhash-dev                            # content hashes of copied stacks (--call-graph dwarf)
   util-linux                               # setpriv, for the privilege tests
 )
 # Tests also check pprof output with the real client, go tool pprof, and

@@ -70,7 +70,7 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   write_info(out, describe_recording(r[0]), {{UnnamedReason::kBinaryNotFound, 2}});
   const std::string text = out.str();
   for (const char* line :
-       {"format          1.2, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
+       {"format          1.3, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
         "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
         "samples         2\n", "processes       1 (1 maps captures, 1 mappings)\n",
         "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
@@ -93,7 +93,7 @@ TEST(DumpWriter, PrintsEveryFrameInOrder) {
         "stack 0", "user: 0x1004", "comm 0 app",
         "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0", "losses at 2000000000",
         "cpu 1 lost 2 buffer full", "cpu 0 partial 1 user stack unreadable", "lost 2 buffer full",
-        "partial 1 user stack unreadable", "# 6 frames, format 1.2"}) {
+        "partial 1 user stack unreadable", "# 6 frames, format 1.3"}) {
     size_t next = text.find(piece, at);
     ASSERT_NE(next, std::string::npos) << piece << "\n" << text;
     at = next;

@@ -58,6 +58,11 @@ class Merger : public format::RecordingVisitor {
   void on_end(format::RecordingEnd&& end) override { write(end); }
   void on_losses(format::Losses&& losses) override { write(losses); }
   void on_jit_symbols(format::JitSymbols&& symbols) override { write(symbols); }
+  // A binary's unwinding tables, like its symbols, once per build-id.
+  void on_elf_cfi(format::ElfCfi&& cfi) override {
+    if (cfi_written_.insert(cfi.build_id).second)
+      write(cfi);
+  }
 
   // Hourly recordings of one host embed the same binaries over and over:
   // only symbols not yet written for a build-id go out.
@@ -98,6 +103,7 @@ class Merger : public format::RecordingVisitor {
   uint64_t samples_ = 0;
   uint64_t unknown_frames_ = 0;
   std::unordered_map<std::string, std::set<uint64_t>> written_;
+  std::set<std::string> cfi_written_;
 };
 
 }  // namespace

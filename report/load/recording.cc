@@ -58,6 +58,10 @@ class RecordingBuilder : public format::RecordingVisitor {
     if (!inserted)
       it->second.symbols.insert(it->second.symbols.end(), e.symbols.begin(), e.symbols.end());
   }
+  void on_elf_cfi(format::ElfCfi&& c) override {
+    std::string id = c.build_id;
+    cfi_.try_emplace(std::move(id), std::move(c));
+  }
   void on_jit_symbols(format::JitSymbols&& j) override {
     auto& symbols = r_().jit_symbols[j.pid];
     symbols.insert(symbols.end(), j.symbols.begin(), j.symbols.end());
@@ -86,6 +90,17 @@ class RecordingBuilder : public format::RecordingVisitor {
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index_;  // into counts
   std::unordered_map<uint32_t, uint32_t> comm_ids_;             // the file's id: the report's
   std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
+  std::unordered_map<std::string, format::ElfCfi> cfi_;
+
+  void keep_windows(format::SampleBatch& batch) {
+    Recording& r = r_();
+    const uint32_t block_bytes = r.info.stack_block_bytes;
+    for (size_t i = 0; block_bytes && i * block_bytes < batch.blocks.size(); ++i)
+      if (r.blocks.emplace(batch.first_block_id + i, r.block_data.size()).second)
+        r.block_data.append(batch.blocks, i * block_bytes, block_bytes);
+    for (size_t i = 0; i < batch.windows.size(); ++i)
+      r.windows.emplace(batch.first_window_id + i, std::move(batch.windows[i]));
+  }
 };
 
 void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
@@ -96,6 +111,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
     r.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
   for (size_t i = 0; i < batch.comms.size(); ++i)
     comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
+  keep_windows(batch);
   for (const format::Sample& s : batch.samples) {
     // What --view leaves out is not part of this report at all: no
     // "filtered" in the header for intervals of an on-CPU view.
@@ -107,7 +123,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
       continue;
     const bool woken = s.waker_stack_id != format::kNoWaker;
     const SampleKey key{
-        .stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id},
+        .stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id, s.window_id},
         .tid = s.tid,
         .comm = comm_id,
         .cpu = s.cpu,
@@ -131,8 +147,10 @@ void RecordingBuilder::finish() {
   auto tables = std::make_shared<EmbeddedTables>();
   for (auto& [id, e] : embedded_)
     tables->try_emplace(id, ElfIdentity{id, ""}, std::move(e.segments), std::move(e.symbols));
+  auto cfi = std::make_shared<std::unordered_map<std::string, format::ElfCfi>>(std::move(cfi_));
   for (size_t i = first_; i < out_.size(); ++i) {
     Recording& r = out_[i];
+    r.embedded_cfi = cfi;
     // Stable: at an address reused for new code, the name written last wins.
     for (auto& [pid, symbols] : r.jit_symbols)
       std::stable_sort(symbols.begin(), symbols.end(),

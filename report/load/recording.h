@@ -55,6 +55,16 @@ struct Recording {
   // the reader skipped (ids jump past it): keyed storage means a jump costs
   // nothing, however far a damaged file makes it.
   std::unordered_map<uint32_t, format::Stack> stacks;
+  // --call-graph dwarf: the user stack windows by id, and the blocks they
+  // are made of: block id -> its offset in block_data (a block a damaged
+  // frame lost is not there: a window then reads short).
+  std::unordered_map<uint32_t, format::UserWindow> windows;
+  std::unordered_map<uint32_t, size_t> blocks;
+  std::string block_data;
+  // ELF files' call frame information the recorder embedded, by raw
+  // build-id (all sources of a file share them, like embedded symbols).
+  std::shared_ptr<const std::unordered_map<std::string, format::ElfCfi>> embedded_cfi =
+      std::make_shared<std::unordered_map<std::string, format::ElfCfi>>();
   // Each distinct key of the samples the filter kept, in order of first
   // appearance, and what they add up to.
   std::vector<std::pair<SampleKey, SampleValues>> counts;

@@ -31,11 +31,12 @@ class SampleStream : public format::RecordingVisitor {
       const uint32_t comm = this->comm(s.comm_id);
       if (!keeps(filter_, s, comms_.names()[comm], r.info.start_monotonic_ns))
         continue;
-      const SampleKey key{.stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id},
-                          .tid = s.tid,
-                          .comm = comm,
-                          .cpu = s.cpu,
-                          .state = thread_state(s)};
+      const SampleKey key{
+          .stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id, s.window_id},
+          .tid = s.tid,
+          .comm = comm,
+          .cpu = s.cpu,
+          .state = thread_state(s)};
       visit_(r, key, s);
     }
   }

@@ -20,6 +20,9 @@ enum class FrameKind : uint8_t {
   kOffCpuState,     // the root of a stack off CPU: why the thread was off it (`state`)
   kWakerSeparator,  // between a blocked stack and its waker's (--wakers)
   kWakerComm,       // the waker's command, the top of a waker's stack (`name`)
+  // The root of a stack that ends early: `reason` says why (an unwinding
+  // that stopped short; `offset` is then the window size recorded).
+  kStackEnd,
 };
 
 // Why a frame has no name; kNone when it has one.
@@ -40,6 +43,13 @@ enum class UnnamedReason : uint8_t {
   kKernelAddressesHidden,    // kptr_restrict hid kallsyms when recording
   kNoKallsyms,               // the recording holds no kernel symbols
   kNoKernelSymbol,           // below every kernel symbol, or past the one below
+  // Why an unwound stack (--call-graph dwarf) ends early (kStackEnd).
+  kWindowTooSmall,   // the walk reached the end of the copied stack
+  kNoCfi,            // no call frame information for an address on the way
+  kUnreadableStack,  // the walk needed stack the window does not hold, below it
+  kUnwindLoop,       // a frame did not move up the stack
+  kStackTooDeep,     // more frames than a report follows
+  k32BitTask,        // a 32-bit task's stack, which a 64-bit unwinder cannot read
 };
 
 // What a thread was doing when its stack was taken.

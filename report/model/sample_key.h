@@ -11,16 +11,19 @@
 namespace ebprof::report {
 
 inline constexpr uint32_t kNoStack = UINT32_MAX;
+inline constexpr uint32_t kNoWindow = UINT32_MAX;
 
 // A recorded stack in the address space it ran in: what its frames are
 // named from. Ids are the recording's own, so `source` (the index of the
 // recording in the report: several -i, the inputs of a merged file) is
-// part of it.
+// part of it. With --call-graph dwarf, `window` is the copy of the user
+// stack the user frames are unwound from.
 struct StackRef {
   uint32_t source = 0;
   uint32_t pid = 0;
   uint32_t capture = 0;  // which maps capture of the pid was in effect
   uint32_t stack = kNoStack;
+  uint32_t window = kNoWindow;
   bool operator==(const StackRef&) const = default;
 };
 
@@ -64,7 +67,7 @@ inline size_t hash_combine(size_t seed, uint64_t v) {
 struct StackRefHash {
   size_t operator()(const StackRef& r) const {
     size_t h = r.source;
-    for (uint64_t v : {uint64_t{r.pid}, uint64_t{r.capture}, uint64_t{r.stack}})
+    for (uint64_t v : {uint64_t{r.pid}, uint64_t{r.capture}, uint64_t{r.stack}, uint64_t{r.window}})
       h = hash_combine(h, v);
     return h;
   }
@@ -73,7 +76,7 @@ struct StackRefHash {
 struct SampleKeyHash {
   size_t operator()(const SampleKey& k) const {
     // Every field: a key struct that grows must grow its hash too.
-    static_assert(sizeof(SampleKey) == 48, "hash the new field of SampleKey");
+    static_assert(sizeof(SampleKey) == 56, "hash the new field of SampleKey");
     size_t h = StackRefHash{}(k.stack);
     for (uint64_t v :
          {uint64_t{k.tid}, uint64_t{k.comm}, uint64_t{k.cpu}, static_cast<uint64_t>(k.state),

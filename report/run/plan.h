@@ -13,9 +13,9 @@
 #include "report/aggregate/stack_filter.h"
 #include "report/load/recording.h"
 #include "report/load/sample_filter.h"
+#include "report/locate/options.h"
 #include "report/run/formats.h"
 #include "report/run/options.h"
-#include "report/symbolize/options.h"
 #include "report/write/folded_writer.h"
 #include "report/write/top_writer.h"
 

@@ -14,7 +14,7 @@
 #include "report/load/merge.h"
 #include "report/load/sample_stream.h"
 #include "report/load/summary.h"
-#include "report/symbolize/debuginfod.h"
+#include "report/locate/debuginfod.h"
 #include "report/symbolize/symbolizer.h"
 #include "report/write/dump_writer.h"
 #include "report/write/frame_text.h"

@@ -9,6 +9,7 @@ Symbolizer::Symbolizer(SymbolizeOptions options, std::shared_ptr<FrameTable> tab
     : options_(std::move(options)),
       files_(options_),
       user_(options_, files_),
+      unwinder_(files_),
       table_(std::move(table)) {}
 
 FrameView Symbolizer::stack(const Recording& recording, const StackRef& ref) {
@@ -36,12 +37,30 @@ std::vector<Frame> Symbolizer::name(const Recording& recording, const StackRef& 
                                          recording.info.kernel_addresses_hidden, stack.kernel[i],
                                          format::lookup_address(stack.kernel, i)));
   auto jit = recording.jit_symbols.find(ref.pid);
-  const AddressSpace space{captures_from(recording, ref),
-                           jit == recording.jit_symbols.end() ? nullptr : &jit->second,
-                           recording.embedded_symbols.get()};
+  const ProcessSymbols space{captures_from(recording, ref),
+                             jit == recording.jit_symbols.end() ? nullptr : &jit->second,
+                             recording.embedded_symbols.get()};
+  if (ref.window != kNoWindow) {
+    name_unwound(recording, ref, space, frames);
+    return frames;
+  }
   for (size_t i = 0; i < stack.user.size(); ++i)
     user_.name(space, stack.user[i], format::lookup_address(stack.user, i), frames);
   return frames;
+}
+
+// The user frames of a --call-graph dwarf sample: unwound from its window,
+// and when the walk stopped short, a root frame that says why.
+void Symbolizer::name_unwound(const Recording& recording, const StackRef& ref,
+                              const ProcessSymbols& space, std::vector<Frame>& frames) {
+  const UnwoundStack& u = unwinder_.unwind(recording, ref);
+  for (size_t i = 0; i < u.pcs.size(); ++i)
+    user_.name(space, u.pcs[i], format::lookup_address(u.pcs, i), frames);
+  if (u.end != UnnamedReason::kNone)
+    frames.push_back(Frame{.kind = FrameKind::kStackEnd,
+                           .reason = u.end,
+                           .offset = recording.info.user_stack_bytes,
+                           .module = "[truncated]"});
 }
 
 }  // namespace ebprof::report

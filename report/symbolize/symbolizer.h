@@ -10,10 +10,11 @@
 #include <unordered_map>
 
 #include "report/load/recording.h"
+#include "report/locate/file_finder.h"
+#include "report/locate/options.h"
 #include "report/model/profile.h"
-#include "report/symbolize/file_finder.h"
-#include "report/symbolize/options.h"
 #include "report/symbolize/user_names.h"
+#include "report/unwind/unwinder.h"
 
 namespace ebprof::report {
 
@@ -28,13 +29,17 @@ class Symbolizer {
   FrameView stack(const Recording& recording, const StackRef& ref);
 
   const std::shared_ptr<FrameTable>& table() const { return table_; }
+  Unwinder& unwinder() { return unwinder_; }
 
  private:
   std::vector<Frame> name(const Recording& recording, const StackRef& ref);
+  void name_unwound(const Recording& recording, const StackRef& ref, const ProcessSymbols& space,
+                    std::vector<Frame>& frames);
 
   SymbolizeOptions options_;
   FileFinder files_;
   UserNames user_;
+  Unwinder unwinder_;
   std::shared_ptr<FrameTable> table_;
   std::unordered_map<StackRef, FrameView, StackRefHash> cache_;
 };

@@ -45,8 +45,8 @@ const std::string& UserNames::name_of(const ElfSymbol& sym) {
   return it->second;
 }
 
-Frame UserNames::name_in_file(const AddressSpace& space, const format::Mapping& m, uint64_t address,
-                              uint64_t lookup, Located* located) {
+Frame UserNames::name_in_file(const ProcessSymbols& space, const format::Mapping& m,
+                              uint64_t address, uint64_t lookup, Located* located) {
   Frame f;
   f.module = basename_of(m.path);
   f.address = address;
@@ -75,7 +75,7 @@ Frame UserNames::name_in_file(const AddressSpace& space, const format::Mapping& 
   return f;
 }
 
-Frame UserNames::locate(const AddressSpace& space, uint64_t address, uint64_t lookup,
+Frame UserNames::locate(const ProcessSymbols& space, uint64_t address, uint64_t lookup,
                         Located* located) {
   if (space.captures.empty())
     return unnamed(FrameKind::kUser, UnnamedReason::kMapsNotRecorded, "[unknown]", address);
@@ -107,7 +107,7 @@ Frame UserNames::locate(const AddressSpace& space, uint64_t address, uint64_t lo
   return name_in_file(space, *m, address, lookup, located);
 }
 
-Frame UserNames::name_one(const AddressSpace& space, uint64_t address, uint64_t lookup) {
+Frame UserNames::name_one(const ProcessSymbols& space, uint64_t address, uint64_t lookup) {
   return locate(space, address, lookup, nullptr);
 }
 
@@ -123,7 +123,7 @@ const std::vector<SourceFrame>& UserNames::source_frames(const std::string& file
   return it->second;
 }
 
-void UserNames::name(const AddressSpace& space, uint64_t address, uint64_t lookup,
+void UserNames::name(const ProcessSymbols& space, uint64_t address, uint64_t lookup,
                      std::vector<Frame>& out) {
   Located located;
   Frame base = locate(space, address, lookup, &located);

@@ -15,10 +15,10 @@
 
 #include "common/elf_file.h"
 #include "format/recording.h"
+#include "report/locate/file_finder.h"
+#include "report/locate/options.h"
 #include "report/model/frame.h"
 #include "report/symbolize/dwarf_lines.h"
-#include "report/symbolize/file_finder.h"
-#include "report/symbolize/options.h"
 
 namespace ebprof::report {
 
@@ -28,7 +28,7 @@ namespace ebprof::report {
 // is still found, while the capture in effect wins where a range was
 // reused), the JIT symbols of its perf map (sorted; null when none), and
 // the symbol tables its recording embeds.
-struct AddressSpace {
+struct ProcessSymbols {
   std::span<const format::ProcessInfo> captures;
   const std::vector<ElfSymbol>* jit = nullptr;
   const EmbeddedTables* embedded = nullptr;
@@ -43,10 +43,11 @@ class UserNames {
   // they are in. `lookup` is the address to search for (a return address
   // minus one for caller frames, so a call at the very end of a function
   // still names it); `address` is what is shown.
-  void name(const AddressSpace& space, uint64_t address, uint64_t lookup, std::vector<Frame>& out);
+  void name(const ProcessSymbols& space, uint64_t address, uint64_t lookup,
+            std::vector<Frame>& out);
 
   // The one frame at `address`, ELF symbols only.
-  Frame name_one(const AddressSpace& space, uint64_t address, uint64_t lookup);
+  Frame name_one(const ProcessSymbols& space, uint64_t address, uint64_t lookup);
 
  private:
   // Where an address was found: the binary's files and the ELF virtual
@@ -55,9 +56,9 @@ class UserNames {
     const FoundBinary* binary = nullptr;
     uint64_t vaddr = 0;
   };
-  Frame name_in_file(const AddressSpace& space, const format::Mapping& m, uint64_t address,
+  Frame name_in_file(const ProcessSymbols& space, const format::Mapping& m, uint64_t address,
                      uint64_t lookup, Located* located);
-  Frame locate(const AddressSpace& space, uint64_t address, uint64_t lookup, Located* located);
+  Frame locate(const ProcessSymbols& space, uint64_t address, uint64_t lookup, Located* located);
   const std::vector<SourceFrame>& source_frames(const std::string& file, uint64_t vaddr);
   const std::string& name_of(const ElfSymbol& sym);
 

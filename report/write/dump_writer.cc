@@ -21,20 +21,29 @@ class Dumper : public format::RecordingVisitor {
   explicit Dumper(std::ostream& out) : out_(out) {}
 
   void on_frame(const format::FrameInfo& f) override {
-    out_ << string_printf("\n# frame %" PRIu64 " at byte %" PRIu64 ": %s, %u bytes stored%s, %u raw\n",
-                   f.index, f.offset, f.kind, f.stored_size, f.compressed ? " (zstd)" : "",
-                   f.raw_size);
+    out_ << string_printf(
+        "\n# frame %" PRIu64 " at byte %" PRIu64 ": %s, %u bytes stored%s, %u raw\n", f.index,
+        f.offset, f.kind, f.stored_size, f.compressed ? " (zstd)" : "", f.raw_size);
   }
   void on_info(format::RecordingInfo&& i) override {
     out_ << "writer " << i.writer_version << "\nhost " << i.hostname << " " << i.kernel_release
          << " " << i.machine << "\ncommand";
     for (const auto& a : i.command_line)
       out_ << ' ' << a;
-    out_ << string_printf("\nevent %s frequency %" PRIu64 " period %" PRIu64 " cpus %u transport %s\n",
-                   i.event.c_str(), i.sample_frequency, i.sample_period, i.cpu_count,
-                   i.transport.c_str())
-         << string_printf("start realtime %" PRIu64 " (%s) monotonic %" PRIu64 "\n", i.start_realtime_ns,
-                   utc_time(i.start_realtime_ns).c_str(), i.start_monotonic_ns);
+    out_ << string_printf("\nevent %s frequency %" PRIu64 " period %" PRIu64
+                          " cpus %u transport %s\n",
+                          i.event.c_str(), i.sample_frequency, i.sample_period, i.cpu_count,
+                          i.transport.c_str())
+         << string_printf("start realtime %" PRIu64 " (%s) monotonic %" PRIu64 "\n",
+                          i.start_realtime_ns, utc_time(i.start_realtime_ns).c_str(),
+                          i.start_monotonic_ns);
+    if (i.call_graph == format::CallGraph::kDwarf) {
+      out_ << "call graph dwarf, " << i.user_stack_bytes << " bytes in blocks of "
+           << i.stack_block_bytes << ", registers";
+      for (uint16_t r : i.user_registers)
+        out_ << ' ' << r;
+      out_ << '\n';
+    }
   }
   void on_kernel_symbols(std::vector<format::KernelSymbol>&& symbols) override {
     for (const auto& s : symbols)
@@ -43,13 +52,13 @@ class Dumper : public format::RecordingVisitor {
   }
   void on_process(format::ProcessInfo&& p) override {
     out_ << string_printf("pid %u comm %s captured %" PRIu64 "%s%s\n", p.pid, p.comm.c_str(),
-                   p.captured_at_ns,
-                   p.maps_error.empty() ? "" : " maps error: ", p.maps_error.c_str());
+                          p.captured_at_ns,
+                          p.maps_error.empty() ? "" : " maps error: ", p.maps_error.c_str());
     if (p.place.pid_namespace)
       out_ << string_printf("  pid namespace %" PRIu64 " (pid %u there), mount namespace %" PRIu64
-                     ", root %s\n",
-                     p.place.pid_namespace, p.place.namespace_pid, p.place.mount_namespace,
-                     p.place.root.c_str());
+                            ", root %s\n",
+                            p.place.pid_namespace, p.place.namespace_pid, p.place.mount_namespace,
+                            p.place.root.c_str());
     for (const auto& m : p.mappings)
       out_ << "  " << hex(m.start) << '-' << hex(m.end) << " offset " << hex(m.file_offset) << ' '
            << m.path << " build-id " << hex_bytes(m.build_id)
@@ -63,9 +72,17 @@ class Dumper : public format::RecordingVisitor {
     }
     for (size_t i = 0; i < b.comms.size(); ++i)
       out_ << "comm " << b.first_comm_id + i << ' ' << b.comms[i] << '\n';
+    write_windows(b);
     for (const auto& s : b.samples)
-      out_ << string_printf("sample time %" PRIu64 " pid %u tid %u cpu %u stack %u comm %u\n", s.time_ns,
-                     s.pid, s.tid, s.cpu, s.stack_id, s.comm_id);
+      out_ << string_printf("sample time %" PRIu64 " pid %u tid %u cpu %u stack %u comm %u",
+                            s.time_ns, s.pid, s.tid, s.cpu, s.stack_id, s.comm_id)
+           << (s.window_id == format::kNoWindow ? "" : " window " + std::to_string(s.window_id))
+           << '\n';
+  }
+  void on_elf_cfi(format::ElfCfi&& c) override {
+    out_ << "cfi " << c.path << " build-id " << hex_bytes(c.build_id) << " eh_frame_hdr "
+         << hex(c.eh_frame_hdr_address) << " (" << c.eh_frame_hdr.size() << " bytes) eh_frame "
+         << hex(c.eh_frame_address) << " (" << c.eh_frame.size() << " bytes)\n";
   }
   void on_elf_symbols(format::EmbeddedSymbols&& e) override {
     out_ << "binary " << e.path << " build-id " << hex_bytes(e.build_id) << '\n';
@@ -87,7 +104,8 @@ class Dumper : public format::RecordingVisitor {
   void on_end(format::RecordingEnd&& e) override {
     out_ << "end monotonic " << e.end_monotonic_ns << '\n';
     for (const auto& l : e.losses)
-      out_ << (l.sample_kept ? "partial " : "lost ") << l.count << ' ' << format::loss_cause_name(l.cause) << '\n';
+      out_ << (l.sample_kept ? "partial " : "lost ") << l.count << ' '
+           << format::loss_cause_name(l.cause) << '\n';
     if (e.task_events_lost)
       out_ << "mapping events lost " << e.task_events_lost << '\n';
   }
@@ -95,10 +113,27 @@ class Dumper : public format::RecordingVisitor {
     out_ << "losses at " << losses.time_ns << '\n';
     for (const auto& l : losses.counts)
       out_ << "  " << (l.cpu == format::kNoCpu ? "recorder" : "cpu " + std::to_string(l.cpu))
-           << (l.sample_kept ? " partial " : " lost ") << l.count << ' ' << format::loss_cause_name(l.cause) << '\n';
+           << (l.sample_kept ? " partial " : " lost ") << l.count << ' '
+           << format::loss_cause_name(l.cause) << '\n';
   }
 
  private:
+  void write_windows(const format::SampleBatch& b) {
+    if (!b.blocks.empty())
+      out_ << "stack blocks from " << b.first_block_id << ", " << b.blocks.size() << " bytes\n";
+    for (size_t i = 0; i < b.windows.size(); ++i) {
+      const format::UserWindow& w = b.windows[i];
+      out_ << "window " << b.first_window_id + i << " base " << hex(w.base) << " size " << w.size
+           << " abi " << static_cast<int>(w.abi) << "\n    regs:";
+      for (uint64_t r : w.regs)
+        out_ << ' ' << hex(r);
+      out_ << "\n    blocks:";
+      for (uint32_t id : w.blocks)
+        out_ << ' ' << id;
+      out_ << '\n';
+    }
+  }
+
   std::ostream& out_;
 };
 
@@ -108,7 +143,7 @@ void write_dump(std::ostream& out, const std::string& path) {
   Dumper dumper(out);
   format::ReadResult r = format::read_recording(path, dumper);
   out << string_printf("\n# %" PRIu64 " frames, format %u.%u\n", r.frames, r.version_major,
-                r.version_minor);
+                       r.version_minor);
   if (!r.complete)
     out << "# warning: " << r.warning << '\n';
 }

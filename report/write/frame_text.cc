@@ -44,6 +44,12 @@ std::string frame_name(const Frame& f) {
       return std::string("[off-cpu: ") + state_name(f.state) + "]";
     case FrameKind::kWakerSeparator:
       return "--";
+    case FrameKind::kStackEnd:
+      // What to change when the window is too small: perf's own syntax.
+      if (f.reason == UnnamedReason::kWindowTooSmall)
+        return "[truncated: stack window too small (--call-graph dwarf," +
+               std::to_string(f.offset) + ")]";
+      return std::string("[truncated: ") + reason_text(f.reason) + "]";
     default:
       return f.named() ? f.name : unnamed_name(f);
   }
@@ -83,6 +89,18 @@ const char* reason_text(UnnamedReason reason) {
       return "no kallsyms recorded";
     case UnnamedReason::kNoKernelSymbol:
       return "no kernel symbol";
+    case UnnamedReason::kWindowTooSmall:
+      return "stack window too small";
+    case UnnamedReason::kNoCfi:
+      return "no CFI for an address";
+    case UnnamedReason::kUnreadableStack:
+      return "stack unreadable";
+    case UnnamedReason::kUnwindLoop:
+      return "unwinding loop";
+    case UnnamedReason::kStackTooDeep:
+      return "stack too deep to follow";
+    case UnnamedReason::k32BitTask:
+      return "32-bit task not unwound";
   }
   return "unknown reason";
 }

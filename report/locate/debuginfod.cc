@@ -1,4 +1,4 @@
-#include "report/symbolize/debuginfod.h"
+#include "report/locate/debuginfod.h"
 
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>

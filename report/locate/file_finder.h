@@ -16,8 +16,8 @@
 #include "common/elf_file.h"
 #include "format/recording.h"
 #include "report/load/recording.h"
+#include "report/locate/options.h"
 #include "report/model/frame.h"
-#include "report/symbolize/options.h"
 
 namespace ebprof::report {
 
@@ -44,6 +44,7 @@ struct FoundBinary {
   const ElfSymbolTable* layout = nullptr;  // load segments: the binary, else embedded
   const ElfSymbolTable* embedded = nullptr;  // the recording's own table, if any
   std::string dwarf;                         // the file to read DWARF from, if any
+  std::string binary;                        // the file that ran, when it is on disk
   // kBinaryNotFound or kBuildIdMismatch when there are no tables at all.
   UnnamedReason missing = UnnamedReason::kNone;
   std::vector<FileAttempt> attempts;  // in the order they were made

@@ -3,7 +3,7 @@
 #include <functional>
 #include <string>
 
-#include "report/symbolize/debuginfo.h"
+#include "report/locate/debuginfo.h"
 
 namespace ebprof::report {
 

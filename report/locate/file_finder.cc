@@ -1,10 +1,10 @@
-#include "report/symbolize/file_finder.h"
+#include "report/locate/file_finder.h"
 
 #include <algorithm>
 
 #include "common/error.h"
 #include "common/text.h"
-#include "report/symbolize/debuginfo.h"
+#include "report/locate/debuginfo.h"
 
 namespace ebprof::report {
 namespace {
@@ -121,6 +121,8 @@ const FoundBinary& FileFinder::find(const format::Mapping& m, const EmbeddedTabl
     f.embedded = &embedded->second;
   f.layout = on_disk ? on_disk : f.embedded;
   f.symbols = debug ? debug : f.layout;
+  if (on_disk)
+    f.binary = binary.path;
   if (!debug && on_disk)
     f.dwarf = binary.path;
   if (!f.layout && debug && has_file_offsets(*debug))

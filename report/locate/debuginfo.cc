@@ -1,4 +1,4 @@
-#include "report/symbolize/debuginfo.h"
+#include "report/locate/debuginfo.h"
 
 #include "common/text.h"
 

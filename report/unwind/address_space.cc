@@ -1,0 +1,218 @@
+#include "report/unwind/address_space.h"
+
+#include <elfutils/libdwfl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "report/unwind/cfi_elf.h"
+
+namespace ebprof::report {
+namespace {
+
+constexpr unsigned kStackPointer = 7;  // DWARF's rsp (x86-64)
+
+// libdwfl looks for ELF files and debuginfo itself unless told not to:
+// the report decides which file names a module, by build-id.
+int find_nothing(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*, GElf_Word,
+                 char**) {
+  return -1;
+}
+
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = find_nothing,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+pid_t next_thread(Dwfl*, void* arg, void** thread) {
+  if (*thread)
+    return 0;
+  *thread = arg;
+  return 1;
+}
+
+bool get_thread(Dwfl*, pid_t, void* arg, void** thread) {
+  *thread = arg;
+  return true;
+}
+
+// Where the ELF file's loadable segments put the mapping: runtime address
+// = bias + virtual address. The segment mapped is the one whose page range
+// holds the mapping's file offset; of several (a linker that packs a
+// read-only and an executable segment into one page), the last.
+std::optional<uint64_t> load_bias(const format::Mapping& m, std::span<const LoadSegment> segments) {
+  const LoadSegment* mapped = nullptr;
+  for (const LoadSegment& s : segments) {
+    const uint64_t page = s.offset & ~uint64_t{0xfff};
+    if (page <= m.file_offset && m.file_offset < s.offset + s.file_size &&
+        (!mapped || s.offset > mapped->offset))
+      mapped = &s;
+  }
+  if (!mapped)
+    return std::nullopt;
+  return m.start - m.file_offset - (mapped->vaddr - mapped->offset);
+}
+
+}  // namespace
+
+bool read_window(const Recording& r, const format::UserWindow& w, uint64_t address, void* out,
+                 size_t size) {
+  const uint32_t block_bytes = r.info.stack_block_bytes;
+  if (!block_bytes || address < w.base || address + size > w.base + w.size ||
+      address + size < address)
+    return false;
+  auto* to = static_cast<char*>(out);
+  const uint64_t first = w.base / block_bytes;
+  while (size > 0) {
+    const uint64_t index = address / block_bytes - first;
+    const size_t at = address % block_bytes, n = std::min<size_t>(size, block_bytes - at);
+    auto block = index < w.blocks.size() ? r.blocks.find(w.blocks[index]) : r.blocks.end();
+    if (block == r.blocks.end())
+      return false;  // lost with a damaged frame
+    std::memcpy(to, r.block_data.data() + block->second + at, n);
+    to += n;
+    address += n;
+    size -= n;
+  }
+  return true;
+}
+
+void AddressSpace::DwflEnd::operator()(Dwfl* dwfl) const {
+  dwfl_end(dwfl);
+}
+
+AddressSpace::AddressSpace(const Recording& r, std::span<const format::ProcessInfo> captures,
+                           FileFinder& files, std::unordered_map<std::string, UniqueFd>& cfi_files)
+    : dwfl_(dwfl_begin(&kCallbacks)) {
+  if (!dwfl_)
+    return;
+  dwfl_report_begin(dwfl_.get());
+  // Each file once: the capture in effect first, then files only later
+  // captures map (loaded after it was taken).
+  std::set<std::pair<std::string, std::string>> reported;
+  for (const format::ProcessInfo& capture : captures)
+    for (const format::Mapping& m : capture.mappings)
+      if (!m.path.empty() && m.path[0] == '/' && reported.insert({m.path, m.build_id}).second)
+        report(m, r, files, cfi_files);
+  dwfl_report_end(dwfl_.get(), nullptr, nullptr);
+  static const Dwfl_Thread_Callbacks kThread = {
+      .next_thread = next_thread,
+      .get_thread = get_thread,
+      .memory_read = memory_read,
+      .set_initial_registers = set_initial_registers,
+      .detach = nullptr,
+      .thread_detach = nullptr,
+  };
+  // Needs a module: it takes the architecture from one.
+  attached_ = dwfl_attach_state(dwfl_.get(), nullptr, 1, &kThread, this);
+}
+
+AddressSpace::~AddressSpace() = default;
+
+void AddressSpace::report(const format::Mapping& m, const Recording& r, FileFinder& files,
+                          std::unordered_map<std::string, UniqueFd>& cfi_files) {
+  const FoundBinary& found = files.find(m, *r.embedded_symbols);
+  std::optional<uint64_t> bias;
+  int fd = -1;
+  std::string path;
+  if (!found.binary.empty() && found.layout) {
+    bias = load_bias(m, found.layout->segments());
+    path = found.binary;
+  } else if (auto cfi = r.embedded_cfi->find(m.build_id);
+             !m.build_id.empty() && cfi != r.embedded_cfi->end()) {
+    bias = load_bias(m, cfi->second.segments);
+    auto [file, made] = cfi_files.try_emplace(m.build_id);
+    if (made)
+      file->second = write_cfi_elf(cfi->second);
+    fd = dup(file->second.get());
+    path = m.path;
+  }
+  if (!bias || path.empty())
+    return;  // no CFI for it: libdwfl tries frame pointers there
+  // Owns the descriptor when it succeeds.
+  if (!dwfl_report_elf(dwfl_.get(), m.path.c_str(), path.c_str(), fd, *bias, true) && fd >= 0)
+    close(fd);
+}
+
+bool AddressSpace::read_word(uint64_t address, uint64_t& value) {
+  if (read_window(*recording_, *window_, address, &value, sizeof value))
+    return true;
+  (address >= window_->base + window_->size ? read_past_end_ : read_outside_) = true;
+  return false;
+}
+
+bool AddressSpace::memory_read(Dwfl*, uint64_t address, uint64_t* result, void* arg) {
+  return static_cast<AddressSpace*>(arg)->read_word(address, *result);
+}
+
+bool AddressSpace::set_initial_registers(Dwfl_Thread* thread, void* arg) {
+  auto* self = static_cast<AddressSpace*>(arg);
+  const std::vector<uint16_t>& numbers = self->recording_->info.user_registers;
+  for (size_t i = 0; i < numbers.size() && i < self->window_->regs.size(); ++i) {
+    Dwarf_Word value = self->window_->regs[i];
+    if (!dwfl_thread_state_registers(thread, numbers[i], 1, &value))
+      return false;
+  }
+  return true;
+}
+
+int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
+  auto* self = static_cast<AddressSpace*>(arg);
+  Dwarf_Addr pc = 0;
+  if (!dwfl_frame_pc(frame, &pc, nullptr))
+    return DWARF_CB_ABORT;
+  // Each frame must be higher up the stack than the last (libdwfl 0.188
+  // has no loop check of its own).
+  Dwarf_Word sp = 0;
+  if (dwfl_frame_reg(frame, kStackPointer, &sp) == 0) {
+    if (!self->pcs_.empty() && sp <= self->last_sp_) {
+      self->stop_ = UnnamedReason::kUnwindLoop;
+      return DWARF_CB_ABORT;
+    }
+    self->last_sp_ = sp;
+  }
+  self->pcs_.push_back(pc);
+  if (self->pcs_.size() >= kMaxFrames) {
+    self->stop_ = UnnamedReason::kStackTooDeep;
+    return DWARF_CB_ABORT;
+  }
+  return DWARF_CB_OK;
+}
+
+UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& w) {
+  UnwoundStack out;
+  if (w.abi == format::UserAbi::k32) {
+    out.end = UnnamedReason::k32BitTask;
+    return out;
+  }
+  if (!attached_ || w.regs.empty()) {
+    if (!w.regs.empty())
+      out.pcs.push_back(w.regs[0]);  // the sampled instruction, at least
+    out.end = UnnamedReason::kNoCfi;
+    return out;
+  }
+  recording_ = &r;
+  window_ = &w;
+  pcs_.clear();
+  last_sp_ = 0;
+  read_past_end_ = read_outside_ = false;
+  stop_ = UnnamedReason::kNone;
+  (void)dwfl_errno();
+  const int rc = dwfl_getthread_frames(dwfl_.get(), 1, on_frame, this);
+  out.pcs = std::move(pcs_);
+  pcs_ = {};
+  // A walk that ran out of stack returns 0, like a complete one: the
+  // reads it tried say which it was.
+  out.end = stop_ != UnnamedReason::kNone ? stop_
+            : read_past_end_              ? UnnamedReason::kWindowTooSmall
+            : rc == 0                     ? UnnamedReason::kNone
+            : read_outside_               ? UnnamedReason::kUnreadableStack
+                                          : UnnamedReason::kNoCfi;
+  return out;
+}
+
+}  // namespace ebprof::report

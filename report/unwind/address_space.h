@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "format/recording.h"
+#include "report/load/recording.h"
+#include "report/locate/file_finder.h"
+#include "report/unwind/unwinder.h"
+
+struct Dwfl;
+struct Dwfl_Frame;
+struct Dwfl_Thread;
+
+namespace ebprof::report {
+
+// One process's address space as a Dwfl: a module per mapped ELF file of
+// its maps capture, at its load bias, each from the file that ran (found
+// by build-id) or the call frame information the recording embeds; and
+// thread callbacks that serve a sample's registers and stack window.
+class AddressSpace {
+ public:
+  AddressSpace(const Recording& recording, std::span<const format::ProcessInfo> captures,
+               FileFinder& files, std::unordered_map<std::string, UniqueFd>& cfi_files);
+  ~AddressSpace();
+  AddressSpace(const AddressSpace&) = delete;
+  AddressSpace& operator=(const AddressSpace&) = delete;
+
+  // The frames of `window` (of `recording`), leaf first.
+  UnwoundStack unwind(const Recording& recording, const format::UserWindow& window);
+
+  // The most frames followed.
+  static constexpr size_t kMaxFrames = 1024;
+
+ private:
+  struct DwflEnd {
+    void operator()(Dwfl* dwfl) const;
+  };
+  void report(const format::Mapping& m, const Recording& recording, FileFinder& files,
+              std::unordered_map<std::string, UniqueFd>& cfi_files);
+  bool read_word(uint64_t address, uint64_t& value);
+
+  static bool memory_read(Dwfl* dwfl, uint64_t address, uint64_t* result, void* arg);
+  static bool set_initial_registers(Dwfl_Thread* thread, void* arg);
+  static int on_frame(Dwfl_Frame* frame, void* arg);
+
+  std::unique_ptr<Dwfl, DwflEnd> dwfl_;
+  bool attached_ = false;
+  // The sample being unwound, and what its walk found.
+  const Recording* recording_ = nullptr;
+  const format::UserWindow* window_ = nullptr;
+  std::vector<uint64_t> pcs_;
+  uint64_t last_sp_ = 0;
+  bool read_past_end_ = false;
+  bool read_outside_ = false;
+  UnnamedReason stop_ = UnnamedReason::kNone;
+};
+
+// The bytes [address, address + size) of `window`, if it holds them all.
+bool read_window(const Recording& recording, const format::UserWindow& window, uint64_t address,
+                 void* out, size_t size);
+
+}  // namespace ebprof::report

@@ -1,0 +1,95 @@
+#include "report/unwind/cfi_elf.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "common/error.h"
+
+namespace ebprof::report {
+namespace {
+
+struct ElfEnd {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+
+void add_section(Elf* elf, unsigned name, uint64_t address, const std::string& bytes) {
+  Elf_Scn* scn = elf_newscn(elf);
+  Elf_Data* data = scn ? elf_newdata(scn) : nullptr;
+  if (!data)
+    throw Error(std::string("libelf: ") + elf_errmsg(-1));
+  data->d_buf = const_cast<char*>(bytes.data());
+  data->d_size = bytes.size();
+  data->d_type = ELF_T_BYTE;
+  data->d_align = 8;
+  GElf_Shdr shdr{};
+  shdr.sh_name = name;
+  shdr.sh_type = SHT_PROGBITS;
+  shdr.sh_flags = SHF_ALLOC;
+  // Pointers in the tables are relative to where they are loaded.
+  shdr.sh_addr = address;
+  shdr.sh_addralign = 8;
+  gelf_update_shdr(scn, &shdr);
+}
+
+}  // namespace
+
+UniqueFd write_cfi_elf(const format::ElfCfi& cfi) {
+  if (elf_version(EV_CURRENT) == EV_NONE)
+    throw Error("libelf is unusable");
+  UniqueFd fd(memfd_create("ebprof-cfi", MFD_CLOEXEC));
+  if (!fd)
+    throw_errno("memfd_create", errno);
+  std::unique_ptr<Elf, ElfEnd> elf(elf_begin(fd.get(), ELF_C_WRITE, nullptr));
+  if (!elf || !gelf_newehdr(elf.get(), ELFCLASS64))
+    throw Error(std::string("libelf: ") + elf_errmsg(-1));
+  GElf_Ehdr ehdr;
+  gelf_getehdr(elf.get(), &ehdr);
+  ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+  // A shared object: its module goes where the report says (the recorded
+  // mapping's load bias), which for an executable is where it was built.
+  ehdr.e_type = ET_DYN;
+  ehdr.e_machine = EM_X86_64;
+  ehdr.e_version = EV_CURRENT;
+  // libdw uses .eh_frame_hdr's search table only when it comes first.
+  static const char kNames[] = "\0.eh_frame_hdr\0.eh_frame\0.shstrtab";
+  if (!cfi.eh_frame_hdr.empty())
+    add_section(elf.get(), 1, cfi.eh_frame_hdr_address, cfi.eh_frame_hdr);
+  add_section(elf.get(), 15, cfi.eh_frame_address, cfi.eh_frame);
+  Elf_Scn* names = elf_newscn(elf.get());
+  Elf_Data* data = names ? elf_newdata(names) : nullptr;
+  if (!data)
+    throw Error(std::string("libelf: ") + elf_errmsg(-1));
+  data->d_buf = const_cast<char*>(kNames);
+  data->d_size = sizeof kNames;
+  data->d_type = ELF_T_BYTE;
+  GElf_Shdr shdr{};
+  shdr.sh_name = 25;
+  shdr.sh_type = SHT_STRTAB;
+  gelf_update_shdr(names, &shdr);
+  ehdr.e_shstrndx = elf_ndxscn(names);
+  gelf_update_ehdr(elf.get(), &ehdr);
+  // After the header update: an earlier one resets e_phnum.
+  if (!gelf_newphdr(elf.get(), cfi.segments.size()))
+    throw Error(std::string("libelf: ") + elf_errmsg(-1));
+  for (size_t i = 0; i < cfi.segments.size(); ++i) {
+    GElf_Phdr ph{};
+    ph.p_type = PT_LOAD;
+    ph.p_flags = PF_R | PF_X;
+    ph.p_vaddr = ph.p_paddr = cfi.segments[i].vaddr;
+    ph.p_memsz = cfi.segments[i].file_size;
+    ph.p_align = 0x1000;
+    gelf_update_phdr(elf.get(), static_cast<int>(i), &ph);
+  }
+  if (elf_update(elf.get(), ELF_C_WRITE) < 0)
+    throw Error(std::string("libelf: ") + elf_errmsg(-1));
+  elf.reset();
+  lseek(fd.get(), 0, SEEK_SET);
+  return fd;
+}
+
+}  // namespace ebprof::report

@@ -1,0 +1,75 @@
+#include "report/unwind/unwinder.h"
+
+#include "report/unwind/address_space.h"
+
+namespace ebprof::report {
+namespace {
+
+// Where the walk ran out of window (or of call frame information), the
+// recorded frame-pointer chain may go on: from the frame where both saw
+// the same return address, never from a guess.
+void splice(UnwoundStack& u, std::span<const uint64_t> chain) {
+  if ((u.end != UnnamedReason::kWindowTooSmall && u.end != UnnamedReason::kNoCfi) || u.pcs.empty())
+    return;
+  for (size_t j = u.pcs.size() == 1 ? 0 : 1; j < chain.size(); ++j)
+    if (chain[j] == u.pcs.back()) {
+      u.pcs.insert(u.pcs.end(), chain.begin() + j + 1, chain.end());
+      u.spliced = true;
+      u.end = UnnamedReason::kNone;
+      return;
+    }
+}
+
+}  // namespace
+
+Unwinder::Unwinder(FileFinder& files) : files_(files) {}
+
+Unwinder::~Unwinder() = default;
+
+AddressSpace& Unwinder::space(const Recording& r, const StackRef& ref) {
+  const SpaceKey key{ref.source, ref.pid, ref.capture};
+  if (auto it = space_index_.find(key); it != space_index_.end()) {
+    spaces_.splice(spaces_.begin(), spaces_, it->second);
+    return *it->second->second;
+  }
+  if (spaces_.size() >= kMaxSpaces) {
+    space_index_.erase(spaces_.back().first);
+    spaces_.pop_back();
+  }
+  spaces_.emplace_front(
+      key, std::make_unique<AddressSpace>(r, captures_from(r, ref), files_, cfi_files_));
+  space_index_[key] = spaces_.begin();
+  return *spaces_.front().second;
+}
+
+const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
+  auto [it, inserted] = results_.try_emplace(ref);
+  if (!inserted)
+    return it->second;
+  auto window = r.windows.find(ref.window);
+  if (window == r.windows.end()) {
+    it->second.end = UnnamedReason::kUnreadableStack;  // lost with a damaged frame
+    return it->second;
+  }
+  UnwoundStack u = space(r, ref).unwind(r, window->second);
+  if (auto stack = r.stacks.find(ref.stack); stack != r.stacks.end())
+    splice(u, stack->second.user);
+  it->second = std::move(u);
+  return it->second;
+}
+
+UnwindCounts count_unwinding(const Recording& r, Unwinder& unwinder) {
+  UnwindCounts counts;
+  for (const auto& [key, values] : r.counts) {
+    if (key.stack.window == kNoWindow)
+      continue;
+    const UnwoundStack& u = unwinder.unwind(r, key.stack);
+    if (u.end != UnnamedReason::kNone)
+      counts.cut[u.end] += values.count;
+    else
+      (u.spliced ? counts.spliced : counts.full) += values.count;
+  }
+  return counts;
+}
+
+}  // namespace ebprof::report
