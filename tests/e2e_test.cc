@@ -31,6 +31,9 @@ const std::string kTwoThreads = EBPROF_TWO_THREADS_BIN;
 const std::string kOffCpu = EBPROF_OFFCPU_BIN;
 const std::string kDlopenHost = EBPROF_DLOPEN_HOST_BIN;
 const std::string kJit = EBPROF_JIT_BIN;
+const std::string kNofp = EBPROF_NOFP_BIN;
+const std::string kWithfp = EBPROF_WITHFP_BIN;
+const std::string kNofpLib = EBPROF_NOFP_LIB;
 const std::string kLeafChain = "demo::hot_leaf(unsigned long)";
 
 #define REQUIRE_BPF()                                    \
@@ -807,14 +810,6 @@ TEST(BadInput, UnknownOptionsAreOneLine) {
 }
 
 // The self share of `function` in a top table.
-double self_share(const std::string& top, const std::string& function) {
-  std::istringstream rows(top);
-  for (std::string line; std::getline(rows, line);)
-    if (line.find("] " + function) != std::string::npos)
-      return std::stod(line.substr(line.find('%') + 1));
-  return -1;
-}
-
 // The Children share of `function`'s row: samples with it anywhere.
 double children_share(const std::string& top, const std::string& function) {
   std::istringstream rows(top);
@@ -1093,6 +1088,164 @@ TEST(EndToEnd, WakersShowWhoEndedEachWait) {
   // Without --wakers the report shows no waker.
   Outcome plain = run(kReport + " -i " + data + " --format folded");
   EXPECT_EQ(plain.out.find(";--;"), std::string::npos) << plain.out;
+}
+
+// --call-graph dwarf. The samples of folded output whose stack holds
+// `path` (frames root first, ';'-joined), and all of `comm`'s samples.
+struct PathCount {
+  uint64_t with = 0, total = 0;
+  double share() const { return total ? 100.0 * with / total : 0; }
+};
+
+PathCount count_path(const std::string& folded, const std::string& comm, const std::string& path) {
+  PathCount c;
+  std::istringstream in(folded);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(comm + ";"))
+      continue;
+    const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+    c.total += n;
+    if (line.find(path) != std::string::npos)
+      c.with += n;
+  }
+  return c;
+}
+
+std::string repeat(const std::string& frame, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i)
+    out += frame + ";";
+  return out;
+}
+
+// nofp's full call path under `caller`: main down to the leaf in the library.
+std::string nofp_path(const std::string& caller) {
+  return "main;(anonymous namespace)::" + caller + "();" +
+         repeat("(anonymous namespace)::recurse(int, unsigned long)", 13) +
+         repeat("nofp_chain", 9) + "nofp_spin ";
+}
+
+// A program and a library built without frame pointers: the frame-pointer
+// walk gets nowhere, DWARF unwinding gets the whole path in (nearly) every
+// sample, with the callers' true shares.
+TEST(Dwarf, FullStacksThroughCodeWithoutFramePointers) {
+  REQUIRE_BPF();
+  const std::string fp = temp_file("nofp-fp.data"), dwarf = temp_file("nofp-dwarf.data");
+  ASSERT_EQ(run(kRecord + " -F 999 -o " + fp + " -- " + kNofp + " 2").status, 0);
+  Outcome rec = run(kRecord + " -F 999 --call-graph dwarf -o " + dwarf + " -- " + kNofp + " 2");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const std::string folded = run(kReport + " -i " + dwarf + " --format folded").out;
+  const PathCount a = count_path(folded, "nofp", nofp_path("work_a"));
+  const PathCount b = count_path(folded, "nofp", nofp_path("work_b"));
+  ASSERT_GT(a.total, 1500u) << folded;
+  EXPECT_GE(a.with + b.with, 0.99 * a.total) << folded;
+  EXPECT_NEAR(a.share(), 70, 5) << folded;
+  // The problem it solves: frame pointers find no whole path at all.
+  const std::string fp_folded = run(kReport + " -i " + fp + " --format folded").out;
+  EXPECT_LT(count_path(fp_folded, "nofp", "main;(anonymous namespace)::work_").share(), 5)
+      << fp_folded;
+  Outcome info = run(kReport + " info " + dwarf);
+  EXPECT_NE(info.out.find("call graph      dwarf, windows of up to 8192 bytes"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("elf-cfi"), std::string::npos) << info.out;
+}
+
+// Another machine, or the binaries gone: the embedded call frame
+// information and symbols unwind and name the stacks the same.
+TEST(Dwarf, StacksUnwindTheSameWithTheBinariesDeleted) {
+  REQUIRE_BPF();
+  const fs::path dir = fs::path(testing::TempDir()) / "dwarf-deleted";
+  fs::create_directories(dir);
+  fs::copy_file(kNofp, dir / "nofp", fs::copy_options::overwrite_existing);
+  fs::copy_file(kNofpLib, dir / fs::path(kNofpLib).filename(),
+                fs::copy_options::overwrite_existing);
+  const std::string data = temp_file("dwarf-deleted.data");
+  Outcome rec =
+      run("LD_LIBRARY_PATH=" + dir.string() + " " + kRecord + " -F 499 --call-graph dwarf -o " +
+          data + " -- " + (dir / "nofp").string() + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const std::string before = run(kReport + " -i " + data + " --format folded").out;
+  fs::remove_all(dir);
+  const std::string after = run(kReport + " -i " + data + " --format folded").out;
+  EXPECT_EQ(after, before);
+  EXPECT_GE(count_path(after, "nofp", "::recurse(int, unsigned long);").share(), 99) << after;
+}
+
+// A stack deeper than the window: without frame pointers it ends in a
+// root that says the window was too small; with them the walk continues on
+// the recorded frame-pointer chain. Never a frame of anything else.
+TEST(Dwarf, AStackDeeperThanTheWindowSaysSoOrJoinsTheFramePointerChain) {
+  REQUIRE_BPF();
+  for (const std::string& binary : {kNofp, kWithfp}) {
+    const std::string data = temp_file("dwarf-deep.data");
+    Outcome rec =
+        run(kRecord + " -F 499 --call-graph dwarf -o " + data + " -- " + binary + " --deep 1");
+    ASSERT_EQ(rec.status, 0) << rec.err;
+    const std::string comm = fs::path(binary).filename().string();
+    const std::string folded = run(kReport + " -i " + data + " --format folded --user-only").out;
+    const std::string descend = "(anonymous namespace)::descend(int)";
+    const PathCount deep = count_path(folded, comm, descend + ";" + descend + ";" + descend + ";");
+    ASSERT_GT(deep.total, 300u) << folded;
+    EXPECT_GE(deep.share(), 95) << folded;
+    const PathCount cut = count_path(
+        folded, comm, comm + ";[truncated: stack window too small (--call-graph dwarf,8192)]");
+    if (binary == kNofp)
+      EXPECT_GE(cut.share(), 95) << folded;
+    else
+      EXPECT_EQ(cut.with, 0u) << folded;
+    std::istringstream lines(folded);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with(comm + ";") || line.find(descend) == std::string::npos)
+        continue;
+      std::istringstream frames(line.substr(0, line.rfind(' ')));
+      for (std::string f; std::getline(frames, f, ';');)
+        EXPECT_TRUE(f == comm || f == descend || f == "(anonymous namespace)::deep()" ||
+                    f == "main" || f == "nofp_spin" || f.starts_with("[truncated: ") ||
+                    f.starts_with("_"))
+            << f << " in " << line;
+    }
+  }
+}
+
+// An independent check of the unwinder: on code built with frame pointers,
+// the DWARF-unwound frames of every sample are the frame-pointer walk's,
+// frame for frame, up to main (below, libc has no frame pointers).
+TEST(Dwarf, AgreesFrameForFrameWithTheFramePointerWalk) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("dwarf-agree.data");
+  ASSERT_EQ(
+      run(kRecord + " -F 499 --call-graph dwarf -o " + data + " -- " + kHotcold + " 1").status, 0);
+  auto up_to_main = [](const std::string& script) {
+    std::vector<std::string> samples;
+    std::istringstream in(script);
+    std::string current;
+    bool cut = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) {
+        samples.push_back(current);
+        current.clear();
+        cut = false;
+      } else if (line[0] == '\t' && !cut) {
+        current += line + "\n";
+        cut = line.find(" main+") != std::string::npos;
+      } else if (line[0] != '\t') {
+        current = line + "\n";
+      }
+    }
+    return samples;
+  };
+  const auto dwarf = up_to_main(run(kReport + " -i " + data + " --format script").out);
+  const auto fp = up_to_main(run(kReport + " -i " + data + " --format script --unwind fp").out);
+  ASSERT_EQ(dwarf.size(), fp.size());
+  size_t agree = 0, through_main = 0;
+  for (size_t i = 0; i < dwarf.size(); ++i) {
+    if (fp[i].find(" main+") == std::string::npos)
+      continue;  // an interrupt's kernel stack alone, or the loader
+    ++through_main;
+    agree += dwarf[i] == fp[i];
+  }
+  ASSERT_GT(through_main, 400u);
+  EXPECT_GE(agree, 0.99 * through_main);
 }
 
 }  // namespace

@@ -82,6 +82,12 @@ RecordingFacts describe_recording(const Recording& r) {
     f.embedded_functions += table.size();
   count_sampled_binaries(r, f);
   f.sections = r.sections;
+  if (r.info.call_graph == format::CallGraph::kDwarf) {
+    f.user_stack_bytes = r.info.user_stack_bytes;
+    f.windows = r.windows.size();
+    f.window_bytes = r.block_data.size();
+    f.embedded_cfi = r.embedded_cfi->size();
+  }
   return f;
 }
 

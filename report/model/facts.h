@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "report/model/frame.h"
 #include "report/model/profile.h"
 
 namespace ebprof::report {
@@ -17,6 +18,13 @@ namespace ebprof::report {
 struct FileSection {
   std::string kind;
   uint64_t frames = 0, stored_bytes = 0, raw_bytes = 0;
+};
+
+// How the samples' user stacks unwound (--call-graph dwarf).
+struct UnwindCounts {
+  uint64_t full = 0;                      // to the outermost frame
+  uint64_t spliced = 0;                   // continued on the frame-pointer chain
+  std::map<UnnamedReason, uint64_t> cut;  // stopped short, by why
 };
 
 struct RecordingFacts {
@@ -46,6 +54,12 @@ struct RecordingFacts {
   // embedded table, and without a build-id (which cannot be embedded).
   size_t sampled_binaries = 0, sampled_with_embedded = 0, sampled_without_build_id = 0;
   std::vector<FileSection> sections;  // in file order of first appearance
+  // --call-graph dwarf: the window size asked for (0 without), the windows
+  // and the bytes of their distinct blocks, and the binaries' embedded CFI.
+  uint32_t user_stack_bytes = 0;
+  size_t windows = 0;
+  uint64_t window_bytes = 0;
+  size_t embedded_cfi = 0;
 };
 
 }  // namespace ebprof::report

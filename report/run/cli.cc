@@ -53,6 +53,12 @@ void add_symbol_options(CLI::App& app, ReportOptions& o) {
   symbols->add_flag("--no-demangle", o.no_demangle, "Keep C++ and Rust names as in the binary");
   symbols->add_flag("--no-inline", o.no_inline,
                     "Do not expand inlined functions into frames (no DWARF unless --lines)");
+  symbols
+      ->add_option("--unwind", o.unwind,
+                   "User stacks of a --call-graph dwarf recording: dwarf (unwound from the "
+                   "copied stacks) or fp (the frame-pointer chain recorded beside them)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"dwarf", "fp"}));
 }
 
 void add_filter_options(CLI::App& app, ReportOptions& o) {

@@ -33,6 +33,7 @@ struct ReportOptions {
   bool lines = false;
   bool no_demangle = false;
   bool no_inline = false;
+  std::string unwind = "dwarf";  // dwarf: from stack windows where recorded; fp: the chain
   // filters and views
   std::vector<uint32_t> pids, tids, cpus;
   std::vector<std::string> comms;

@@ -125,7 +125,8 @@ Plan make_plan(const ReportOptions& o) {
   plan.grouping = {.threads = plan.format->per_thread ||
                               (plan.format->format == OutputFormat::kTop &&
                                o.command == Command::kReport && sorts_by_thread(plan.top.sort)),
-                   .wakers = o.wakers};
+                   .wakers = o.wakers,
+                   .windows = o.unwind != "fp"};
   return plan;
 }
 

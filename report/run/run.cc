@@ -88,7 +88,8 @@ void run_info(const Plan& plan, std::ostream& out) {
   for (const Recording& r : all) {
     const Profile p =
         report::aggregate(std::span(&r, 1), stages.comms, stages.symbolize(plan), {plan.grouping});
-    write_info(out, describe_recording(r), unnamed_by_reason(p.stacks));
+    write_info(out, describe_recording(r), unnamed_by_reason(p.stacks),
+               count_unwinding(r, stages.symbolize(plan).unwinder()));
   }
 }
 
@@ -102,10 +103,13 @@ void run_script(const Plan& plan, std::ostream& out) {
     std::unordered_map<StackRef, std::optional<FrameView>, StackRefHash> shown;
     stream_samples(path, sources, plan.samples, stages.comms,
                    [&](const Recording& r, const SampleKey& key, const format::Sample& s) {
-                     auto [it, inserted] = shown.try_emplace(key.stack);
+                     StackRef ref = key.stack;
+                     if (!plan.grouping.windows)
+                       ref.window = kNoWindow;  // --unwind fp
+                     auto [it, inserted] = shown.try_emplace(ref);
                      if (inserted)
-                       it->second = filter_frames(plan.stacks, symbolizer.stack(r, key.stack),
-                                                  *stages.frames);
+                       it->second =
+                           filter_frames(plan.stacks, symbolizer.stack(r, ref), *stages.frames);
                      if (!it->second)
                        return;
                      // perf prints the period of each sample.

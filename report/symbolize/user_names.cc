@@ -142,7 +142,11 @@ void UserNames::name(const ProcessSymbols& space, uint64_t address, uint64_t loo
     if (s.inlined && (s.function.empty() || !options_.inline_frames))
       continue;
     Frame f = base;
-    if (!s.function.empty()) {
+    // DWARF names a function in an anonymous namespace, or a static one,
+    // by DW_AT_name alone ("work"): for the function the address is in,
+    // its mangled symbol ("(anonymous namespace)::work()") says more.
+    const bool bare = !s.function.starts_with("_Z") && base.system_name.starts_with("_Z");
+    if (!s.function.empty() && (s.inlined || !bare)) {
       f.system_name = s.function;
       f.name = options_.demangle ? demangle(s.function) : s.function;
     }

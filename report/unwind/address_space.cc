@@ -209,8 +209,8 @@ UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& 
   // reads it tried say which it was.
   out.end = stop_ != UnnamedReason::kNone ? stop_
             : read_past_end_              ? UnnamedReason::kWindowTooSmall
-            : rc == 0                     ? UnnamedReason::kNone
             : read_outside_               ? UnnamedReason::kUnreadableStack
+            : rc == 0                     ? UnnamedReason::kNone
                                           : UnnamedReason::kNoCfi;
   return out;
 }

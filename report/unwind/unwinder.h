@@ -15,6 +15,7 @@
 #include "common/unique_fd.h"
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
+#include "report/model/facts.h"
 #include "report/model/frame.h"
 #include "report/model/sample_key.h"
 
@@ -26,12 +27,6 @@ struct UnwoundStack {
   // frame-pointer chain that did); else why it stopped.
   UnnamedReason end = UnnamedReason::kNone;
   bool spliced = false;  // continued on the recorded frame-pointer chain
-};
-
-// How many samples' stacks were unwound how, for `info`.
-struct UnwindCounts {
-  uint64_t full = 0, spliced = 0;
-  std::unordered_map<UnnamedReason, uint64_t> cut;  // by why
 };
 
 class AddressSpace;

@@ -60,6 +60,23 @@ void write_what(std::ostream& out, const RecordingFacts& f) {
       << "started         " << utc_time(s.start_realtime_ns) << "\n";
 }
 
+// --call-graph dwarf: what the windows hold and how the stacks unwound.
+void write_unwinding(std::ostream& out, const RecordingFacts& f, const UnwindCounts& u) {
+  out << string_printf("call graph      dwarf, windows of up to %u bytes: %zu distinct, %" PRIu64
+                       " bytes of distinct stack; CFI of %zu binaries embedded\n",
+                       f.user_stack_bytes, f.windows, f.window_bytes, f.embedded_cfi);
+  uint64_t cut = 0;
+  std::string why;
+  for (const auto& [reason, n] : u.cut) {
+    cut += n;
+    why += (why.empty() ? "" : ", ") + std::string(reason_text(reason)) + ": " + std::to_string(n);
+  }
+  out << string_printf("unwound         %" PRIu64 " samples to the outermost frame, %" PRIu64
+                       " onto the frame-pointer chain, %" PRIu64 " cut short",
+                       u.full, u.spliced, cut)
+      << (why.empty() ? "" : " (" + why + ")") << "\n";
+}
+
 void write_holds(std::ostream& out, const RecordingFacts& f,
                  const std::vector<std::pair<UnnamedReason, uint64_t>>& unnamed) {
   const RecordingSummary& s = f.summary;
@@ -118,8 +135,11 @@ void write_sections(std::ostream& out, const RecordingFacts& f) {
 }  // namespace
 
 void write_info(std::ostream& out, const RecordingFacts& facts,
-                const std::vector<std::pair<UnnamedReason, uint64_t>>& unnamed) {
+                const std::vector<std::pair<UnnamedReason, uint64_t>>& unnamed,
+                const UnwindCounts& unwound) {
   write_what(out, facts);
+  if (facts.user_stack_bytes)
+    write_unwinding(out, facts, unwound);
   write_holds(out, facts, unnamed);
   write_sections(out, facts);
 }

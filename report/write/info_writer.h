@@ -14,6 +14,7 @@ namespace ebprof::report {
 // what each kind of frame costs on disk. `unnamed` is unnamed_by_reason()
 // of its stacks. For a merged file, one call per source.
 void write_info(std::ostream& out, const RecordingFacts& facts,
-                const std::vector<std::pair<UnnamedReason, uint64_t>>& unnamed);
+                const std::vector<std::pair<UnnamedReason, uint64_t>>& unnamed,
+                const UnwindCounts& unwound = {});
 
 }  // namespace ebprof::report

@@ -1,0 +1,196 @@
+// The unwind stage: a window's bytes, libdwfl unwinding a stack this test
+// copies of itself (through the binary's own CFI, and through the copy a
+// recording embeds), splicing, and hostile windows.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "common/elf_file.h"
+#include "record/proc_maps.h"
+#include "report/load/recording.h"
+#include "report/locate/file_finder.h"
+#include "report/unwind/address_space.h"
+#include "report/unwind/unwinder.h"
+
+namespace ebprof::report {
+namespace {
+
+constexpr uint32_t kBlock = 128;
+
+// A recording holding one window of `stack` (from `base` up) with
+// registers rip, rsp, rbp as `regs`, and the maps of `process`.
+Recording one_window(uint64_t base, const std::vector<uint8_t>& stack, std::vector<uint64_t> regs,
+                     format::ProcessInfo process = {}) {
+  Recording r;
+  r.info.call_graph = format::CallGraph::kDwarf;
+  r.info.stack_block_bytes = kBlock;
+  r.info.user_registers = {16, 7, 6};
+  r.info.user_stack_bytes = 8192;
+  format::UserWindow w{std::move(regs), base, static_cast<uint32_t>(stack.size()),
+                       format::UserAbi::k64};
+  for (uint64_t at = base / kBlock * kBlock; at < base + stack.size(); at += kBlock) {
+    std::string block(kBlock, '\0');
+    for (uint64_t a = std::max(at, base); a < std::min(at + kBlock, base + stack.size()); ++a)
+      block[a - at] = static_cast<char>(stack[a - base]);
+    const auto id = static_cast<uint32_t>(r.blocks.size());
+    r.blocks[id] = r.block_data.size();
+    r.block_data += block;
+    w.blocks.push_back(id);
+  }
+  r.windows[0] = std::move(w);
+  r.stacks[0] = {};
+  process.pid = 7;
+  r.processes[7].push_back(std::move(process));
+  return r;
+}
+
+TEST(Window, ReadsAcrossBlocksAndNothingOutside) {
+  std::vector<uint8_t> bytes(300);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i);
+  const uint64_t base = 0x7fff0000 + 100;  // not block-aligned
+  Recording r = one_window(base, bytes, {0, base, 0});
+  const format::UserWindow& w = r.windows[0];
+  uint8_t out[40];
+  ASSERT_TRUE(read_window(r, w, base + 20, out, sizeof out));  // crosses a block boundary
+  for (size_t i = 0; i < sizeof out; ++i)
+    EXPECT_EQ(out[i], static_cast<uint8_t>(20 + i));
+  EXPECT_FALSE(read_window(r, w, base - 8, out, 8));
+  EXPECT_FALSE(read_window(r, w, base + 296, out, 8));
+  EXPECT_FALSE(read_window(r, w, UINT64_MAX - 4, out, 8));
+  r.blocks.erase(w.blocks[1]);  // lost with a damaged frame
+  EXPECT_FALSE(read_window(r, w, base + 20, out, sizeof out));
+}
+
+// What a sample of this very test would record: its registers and stack.
+struct Capture {
+  uint64_t rip = 0, rsp = 0, rbp = 0;
+  std::vector<uint8_t> stack;
+};
+
+__attribute__((noinline)) void capture_here(Capture& c) {
+  asm volatile(
+      "lea 0(%%rip), %0\n\t"
+      "mov %%rsp, %1\n\t"
+      "mov %%rbp, %2"
+      : "=r"(c.rip), "=r"(c.rsp), "=r"(c.rbp));
+  c.stack.resize(4096);
+  std::memcpy(c.stack.data(), reinterpret_cast<const void*>(c.rsp), c.stack.size());
+}
+
+__attribute__((noinline)) void level2(Capture& c) {
+  capture_here(c);
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void level1(Capture& c) {
+  level2(c);
+  asm volatile("" ::: "memory");
+}
+
+uint64_t address_of(void (*fn)(Capture&)) {
+  return reinterpret_cast<uint64_t>(fn);
+}
+
+// Whether `pcs` has, after the leaf, return addresses into level2 and
+// level1, in that order.
+bool through_levels(const std::vector<uint64_t>& pcs) {
+  auto in = [](uint64_t pc, void (*fn)(Capture&)) {
+    return pc > address_of(fn) && pc - address_of(fn) < 256;
+  };
+  auto two = std::find_if(pcs.begin(), pcs.end(), [&](uint64_t pc) { return in(pc, level2); });
+  return two != pcs.end() &&
+         std::any_of(two, pcs.end(), [&](uint64_t pc) { return in(pc, level1); });
+}
+
+format::ProcessInfo self() {
+  record::ElfIdentities identities;
+  return record::read_process(static_cast<uint32_t>(getpid()), 0, identities);
+}
+
+TEST(Unwinder, UnwindsACopiedStackThroughTheBinarysCfi) {
+  Capture c;
+  level1(c);
+  Recording r = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, self());
+  FileFinder files({});
+  Unwinder unwinder(files);
+  const UnwoundStack& u = unwinder.unwind(r, {0, 7, 0, 0, 0});
+  EXPECT_TRUE(through_levels(u.pcs)) << u.pcs.size() << " frames";
+  EXPECT_EQ(u.pcs.front(), c.rip);
+}
+
+// The binaries gone, the recording's embedded CFI unwinds the same.
+TEST(Unwinder, TheEmbeddedCfiUnwindsTheSameAsTheFiles) {
+  Capture c;
+  level1(c);
+  format::ProcessInfo process = self();
+  Recording with_files = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
+  FileFinder files({});
+  Unwinder unwinder(files);
+  const std::vector<uint64_t> expected = unwinder.unwind(with_files, {0, 7, 0, 0, 0}).pcs;
+
+  Recording embedded = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
+  auto cfi = std::make_shared<std::unordered_map<std::string, format::ElfCfi>>();
+  for (const format::Mapping& m : process.mappings) {
+    if (m.build_id.empty() || m.path[0] != '/' || cfi->count(m.build_id))
+      continue;
+    ElfUnwindTables t = read_unwind_tables(m.path);
+    (*cfi)[m.build_id] = {
+        m.build_id,         m.path,    t.segments, t.eh_frame_hdr_address, t.eh_frame_hdr,
+        t.eh_frame_address, t.eh_frame};
+  }
+  embedded.embedded_cfi = cfi;
+  SymbolizeOptions nowhere;
+  nowhere.sources.symfs = "/nonexistent-symfs";
+  FileFinder none(nowhere);
+  Unwinder from_embedded(none);
+  EXPECT_EQ(from_embedded.unwind(embedded, {0, 7, 0, 0, 0}).pcs, expected);
+  EXPECT_TRUE(through_levels(expected));
+}
+
+// Without any call frame information the walk stops at once; the
+// frame-pointer chain recorded beside the window goes on from there.
+TEST(Unwinder, ANoCfiWalkJoinsTheFramePointerChain) {
+  Recording r = one_window(0x7fff0000, std::vector<uint8_t>(256), {0x401000, 0x7fff0000, 0});
+  r.stacks[0] = {{}, {0x401000, 0x402000, 0x403000}};
+  SymbolizeOptions nowhere;
+  nowhere.sources.symfs = "/nonexistent-symfs";
+  FileFinder none(nowhere);
+  Unwinder unwinder(none);
+  const UnwoundStack& u = unwinder.unwind(r, {0, 7, 0, 0, 0});
+  EXPECT_EQ(u.pcs, (std::vector<uint64_t>{0x401000, 0x402000, 0x403000}));
+  EXPECT_TRUE(u.spliced);
+  EXPECT_EQ(u.end, UnnamedReason::kNone);
+}
+
+// Hostile or odd windows end with a reason, never a crash or a guess.
+TEST(Unwinder, OddWindowsEndWithAReason) {
+  Capture c;
+  level1(c);
+  format::ProcessInfo process = self();
+  FileFinder files({});
+  Unwinder unwinder(files);
+  // Registers pointing far from the window: nothing can be read.
+  Recording away = one_window(c.rsp, c.stack, {c.rip, 0x1000, 0x2000}, process);
+  const UnwoundStack& u = unwinder.unwind(away, {0, 7, 0, 0, 0});
+  EXPECT_NE(u.end, UnnamedReason::kNone);
+  EXPECT_LE(u.pcs.size(), 2u);
+  // Cut mid-frame: the walk stops where the window does, and says so.
+  std::vector<uint8_t> cut(c.stack.begin(), c.stack.begin() + 24);
+  Recording short_window = one_window(c.rsp, cut, {c.rip, c.rsp, c.rbp}, process);
+  Unwinder again(files);
+  EXPECT_EQ(again.unwind(short_window, {0, 7, 0, 0, 0}).end, UnnamedReason::kWindowTooSmall);
+  // A 32-bit task's stack is not read as a 64-bit one.
+  Recording compat = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
+  compat.windows[0].abi = format::UserAbi::k32;
+  Unwinder third(files);
+  EXPECT_EQ(third.unwind(compat, {0, 7, 0, 0, 0}).end, UnnamedReason::k32BitTask);
+  // A window a damaged frame lost.
+  EXPECT_EQ(third.unwind(compat, {0, 7, 0, 0, 9}).end, UnnamedReason::kUnreadableStack);
+}
+
+}  // namespace
+}  // namespace ebprof::report
