@@ -36,8 +36,10 @@ SHARED const volatile bool use_perfbuf SET_TO(false);
  * records are committed silently and picked up by the reader's periodic
  * poll, which saves a wakeup per sample. */
 SHARED const volatile unsigned long long wakeup_bytes SET_TO(0);
-/* --call-graph dwarf,SIZE: how much user stack each record copies; 0 in
- * frame-pointer mode. A multiple of 8, at most EBPROF_MAX_USER_STACK. */
+/* How much user stack each record copies, with the user registers: SIZE
+ * with --call-graph dwarf,SIZE; a little in frame-pointer mode, for the
+ * recorder to name the caller of a leaf without a frame pointer. A
+ * multiple of 8, at most EBPROF_MAX_USER_STACK. */
 SHARED const volatile __u32 user_stack_bytes SET_TO(0);
 
 #define RINGBUF_MAP                                                                                \
@@ -118,8 +120,10 @@ struct ebprof_stack_sample {
 		__type(key, __u32);                                                                \
 		__type(value, struct ebprof_stack_sample);                                         \
 	}
-/* --call-graph dwarf's records, with their stack: a slot per CPU. */
+/* Records with their stack: a slot per CPU for samples, and one for the
+ * switches of --off-cpu, which a sample's interrupt can land in. */
 SHARED STACK_SCRATCH_MAP stack_scratch SEC(".maps");
+SHARED STACK_SCRATCH_MAP switch_stack_scratch SEC(".maps");
 
 static __always_inline void count_loss(__u32 cause)
 {
@@ -228,28 +232,33 @@ struct stack_copy {
 	__u32 step; /* EBPROF_STACK_CHUNK, or EBPROF_STACK_PIECE after a fault */
 };
 
-static long copy_stack_step(__u32 index, struct stack_copy *c)
-{
-	__u32 cpu = bpf_get_smp_processor_id(), n, at;
-	__u8 *slot = bpf_map_lookup_elem(&stack_scratch, &cpu);
-
-	if (!slot || c->got >= c->want)
-		return 1;
-	n = c->want - c->got;
-	if (n > c->step)
-		n = c->step;
-	/* No-ops at run time: bounds the verifier sees. */
-	n &= 2 * EBPROF_STACK_CHUNK - 1;
-	at = (c->dst & 0xfff) + (c->got & 0xffff);
-	if (bpf_probe_read_user(slot + at, n, (void *)(c->sp + c->got)) == 0) {
-		c->got += n;
-		return 0;
+/* One step of the copy into the slot of `map` for this CPU. */
+#define COPY_STACK_STEP(name, map)                                                                 \
+	static long name(__u32 index, struct stack_copy *c)                                        \
+	{                                                                                          \
+		__u32 cpu = bpf_get_smp_processor_id(), n, at;                                     \
+		__u8 *slot = bpf_map_lookup_elem(&map, &cpu);                                      \
+                                                                                                   \
+		if (!slot || c->got >= c->want)                                                    \
+			return 1;                                                                  \
+		n = c->want - c->got;                                                              \
+		if (n > c->step)                                                                   \
+			n = c->step;                                                               \
+		/* No-ops at run time: bounds the verifier sees. */                                \
+		n &= 2 * EBPROF_STACK_CHUNK - 1;                                                   \
+		at = (c->dst & 0xfff) + (c->got & 0xffff);                                         \
+		if (bpf_probe_read_user(slot + at, n, (void *)(c->sp + c->got)) == 0) {            \
+			c->got += n;                                                               \
+			return 0;                                                                  \
+		}                                                                                  \
+		if (c->step == EBPROF_STACK_PIECE)                                                 \
+			return 1;                                                                  \
+		c->step = EBPROF_STACK_PIECE;                                                      \
+		return 0;                                                                          \
 	}
-	if (c->step == EBPROF_STACK_PIECE)
-		return 1;
-	c->step = EBPROF_STACK_PIECE;
-	return 0;
-}
+
+COPY_STACK_STEP(copy_sample_stack, stack_scratch)
+COPY_STACK_STEP(copy_switch_stack, switch_stack_scratch)
 
 /* The current task's user registers and, from its stack pointer up, its
  * user stack, after the frames of `s` (--call-graph dwarf). The user
@@ -259,7 +268,7 @@ static long copy_stack_step(__u32 index, struct stack_copy *c)
  * started (mm->start_stack, just above _start's frame, and a little
  * more): what lies above is argv and the environment. Returns the bytes
  * copied. */
-static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w)
+static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, bool at_switch)
 {
 #if defined(__TARGET_ARCH_x86)
 	struct ebprof_sample *s = &w->s;
@@ -291,9 +300,13 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w)
 		.step = EBPROF_STACK_CHUNK,
 	};
 
-	bpf_loop(EBPROF_MAX_USER_STACK / EBPROF_STACK_CHUNK +
-			 EBPROF_STACK_CHUNK / EBPROF_STACK_PIECE + 1,
-		 copy_stack_step, &copy, 0);
+	const __u32 steps =
+		EBPROF_MAX_USER_STACK / EBPROF_STACK_CHUNK + EBPROF_STACK_CHUNK / EBPROF_STACK_PIECE + 1;
+
+	if (at_switch)
+		bpf_loop(steps, copy_switch_stack, &copy, 0);
+	else
+		bpf_loop(steps, copy_sample_stack, &copy, 0);
 	s->user_stack_bytes = copy.got;
 	return s->user_stack_bytes;
 #else

@@ -89,6 +89,31 @@ static __always_inline __u32 reported_state(long state)
  * the recorder from the kernel's BTF. */
 const volatile bool switch_has_prev_state = false;
 
+/* The leaving thread's user registers and stack, sent now: too large to
+ * keep in off_cpu_start until the interval ends. Its interval's record
+ * names it by the time it left. */
+static __always_inline void send_switch_window(void *ctx, const struct ebprof_sample *left)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ebprof_stack_sample *w = bpf_map_lookup_elem(&switch_stack_scratch, &cpu);
+	__u64 size;
+
+	if (!w)
+		return;
+	w->s.time_ns = left->time_ns;
+	w->s.tgid = left->tgid;
+	w->s.tid = left->tid;
+	w->s.cpu = left->cpu;
+	w->s.kind = EBPROF_KIND_SWITCH_WINDOW;
+	w->s.kernel_frames = w->s.user_frames = 0;
+	w->s.blocked_ns = 0;
+	w->s.state = w->s.stack_losses = w->s.peer = w->s.flags = 0;
+	__builtin_memcpy(w->s.comm, left->comm, sizeof(w->s.comm));
+	size = EBPROF_SAMPLE_HEADER_SIZE + take_user_window(w, true);
+	if (size <= sizeof(*w))
+		emit(ctx, &w->s, size);
+}
+
 /* `prev` (the current task) leaves the CPU in `state` (enum
  * ebprof_block_state), or for good when `dead`; the thread `next_tid`
  * takes it. */
@@ -143,8 +168,12 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, __u32 
 		return 0;
 	fill_current(ctx, s, tgid, tid, EBPROF_KIND_OFF_CPU);
 	s->state = state;
-	if (bpf_map_update_elem(&off_cpu_start, &tid, s, BPF_ANY))
+	if (bpf_map_update_elem(&off_cpu_start, &tid, s, BPF_ANY)) {
 		count_loss(EBPROF_LOSS_OFF_CPU_FULL);
+		return 0;
+	}
+	if (user_stack_bytes && tgid)
+		send_switch_window(ctx, s);
 	return 0;
 }
 

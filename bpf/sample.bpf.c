@@ -34,7 +34,7 @@ static __always_inline int take_stack(void *ctx)
 			return 0;
 		size = fill_current(ctx, &w->s, tgid, tid, EBPROF_KIND_SAMPLE);
 		if (tgid != 0)
-			size += take_user_window(w);
+			size += take_user_window(w, false);
 		count_stack_losses(w->s.stack_losses);
 		if (size <= sizeof(*w))
 			emit(ctx, &w->s, size);

@@ -188,6 +188,10 @@ void BpfSampler::configure(const SamplerConfig& config) {
   if (int err = bpf_map__set_max_entries(skel_->maps.stack_scratch,
                                          config.user_stack_bytes ? libbpf_num_possible_cpus() : 1))
     throw_bpf("sizing the stack copies", -err);
+  if (int err = bpf_map__set_max_entries(
+          skel_->maps.switch_stack_scratch,
+          config.user_stack_bytes && config.off_cpu ? libbpf_num_possible_cpus() : 1))
+    throw_bpf("sizing the stack copies", -err);
   skel_->rodata->wakeup_bytes = ring_bytes(config) / 4;
   if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes(config)))
     throw_bpf("sizing the ring buffer", -err);

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "record/leaf_repair.h"
 #include "record/off_cpu.h"
 #include "record/perf_events.h"
 #include "record/probe_events.h"
@@ -116,8 +117,9 @@ SamplerConfig sampler_config(const RecordOptions& o, const Targets& t) {
                   .tasks = t.tasks,
                   .cgroup_fd = t.cgroup.get(),
                   .transport = choose_transport(o.transport)};
-  if (o.call_graph == format::CallGraph::kDwarf)
-    c.user_stack_bytes = std::min(o.user_stack_bytes, max_user_stack_bytes(c.transport));
+  c.user_stack_bytes = o.call_graph == format::CallGraph::kDwarf
+                           ? std::min(o.user_stack_bytes, max_user_stack_bytes(c.transport))
+                           : kLeafWindowBytes;
   c.pages_per_cpu = o.mmap_pages
                         ? o.mmap_pages
                         : pages_per_cpu_for(c.sampling ? c.sampling->rate : SamplingRate{99, 0},

@@ -22,6 +22,8 @@ Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_sym
     windows_.emplace();
     if (embedder_)
       cfi_.emplace();
+  } else {
+    leaf_repair_.emplace();
   }
 }
 
@@ -39,6 +41,10 @@ void Recorder::on_record(std::span<const std::byte> record) {
     ledger_.count_malformed();
     return;
   }
+  if (s->switch_window) {
+    keep_switch_window(*s);
+    return;
+  }
   if (batch_.samples.empty())
     batch_started_ns_ = monotonic_ns();
 
@@ -48,6 +54,8 @@ void Recorder::on_record(std::span<const std::byte> record) {
     s->kernel = KernelSymbolIndex::from(s->kernel, schedule_);
   if (s->waker)
     s->kernel = KernelSymbolIndex::from(s->kernel, try_to_wake_up_);
+  uint32_t window = format::kNoWindow;
+  s->user = user_stack(*s, window);
   const uint32_t stack_id = intern_stack(*s);
   if (s->waker) {
     // The interval it belongs to came just before from the same CPU; it is
@@ -68,7 +76,7 @@ void Recorder::on_record(std::span<const std::byte> record) {
   batch_.samples.push_back(format::Sample{
       s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm),
       s->blocked_ns, static_cast<format::BlockState>(s->state)});
-  batch_.samples.back().window_id = intern_window(*s);
+  batch_.samples.back().window_id = window;
   ++stats_.samples;
   stats_.off_cpu += s->off_cpu;
   if (batch_.samples.size() >= kMaxBatchSamples)
@@ -93,6 +101,37 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
     stats_.embed_ns += monotonic_ns() - start;
   }
   return stack_id;
+}
+
+void Recorder::keep_switch_window(const RawSample& s) {
+  if (switch_windows_.size() >= kMaxSwitchWindows)
+    switch_windows_.clear();  // threads that left and never came back in view
+  SwitchWindow& w = switch_windows_[s.tid];
+  w = {s.time_ns};
+  if (windows_) {
+    w.window = intern_window(s);
+  } else {
+    w.regs.assign(s.user_regs.begin(), s.user_regs.end());
+    w.stack.assign(s.user_stack.begin(), s.user_stack.end());
+  }
+}
+
+std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {
+  std::span<const uint64_t> regs = s.user_regs;
+  std::span<const std::byte> stack = s.user_stack;
+  if (s.off_cpu) {
+    // The interval's own window, from when it began.
+    auto it = switch_windows_.find(s.tid);
+    if (it == switch_windows_.end() || it->second.time_ns != s.time_ns - s.blocked_ns)
+      return s.user;
+    window = it->second.window;
+    regs = it->second.regs;
+    stack = it->second.stack;
+  } else if (windows_ && !s.waker) {
+    window = intern_window(s);
+  }
+  return leaf_repair_ && !s.waker ? leaf_repair_->repair(s.tgid, s.user, regs, stack, tracker_)
+                                  : s.user;
 }
 
 uint32_t Recorder::intern_window(const RawSample& s) {

@@ -9,6 +9,7 @@
 #include "format/writer.h"
 #include "record/cfi_embedder.h"
 #include "record/kallsyms.h"
+#include "record/leaf_repair.h"
 #include "record/loss_ledger.h"
 #include "record/process_tracker.h"
 #include "record/sample_decoder.h"
@@ -66,6 +67,12 @@ class Recorder {
   uint32_t intern_stack(const RawSample& s);
   // Its window's id (--call-graph dwarf), or kNoWindow.
   uint32_t intern_window(const RawSample& s);
+  // A switch window: kept (interned with --call-graph dwarf) until its
+  // interval's record comes.
+  void keep_switch_window(const RawSample& s);
+  // The user stack to intern for `s`: with frame pointers, the caller of
+  // a leaf without one put in. Sets `window` to the sample's window.
+  std::span<const uint64_t> user_stack(RawSample& s, uint32_t& window);
 
   format::RecordingWriter& writer_;
   ProcessTracker& tracker_;
@@ -76,8 +83,19 @@ class Recorder {
   const format::KernelSymbol* schedule_;
   const format::KernelSymbol* try_to_wake_up_;
   std::optional<SymbolEmbedder> embedder_;
-  std::optional<StackWindows> windows_;  // --call-graph dwarf
-  std::optional<CfiEmbedder> cfi_;       // --call-graph dwarf, embedding
+  std::optional<StackWindows> windows_;    // --call-graph dwarf
+  std::optional<CfiEmbedder> cfi_;         // --call-graph dwarf, embedding
+  std::optional<LeafRepair> leaf_repair_;  // frame-pointer mode
+  // Switch windows whose interval has not come, by tid: when the thread
+  // left, and its window (dwarf) or registers and stack (frame pointers).
+  struct SwitchWindow {
+    uint64_t time_ns = 0;
+    uint32_t window = format::kNoWindow;
+    std::vector<uint64_t> regs;
+    std::vector<std::byte> stack;
+  };
+  static constexpr size_t kMaxSwitchWindows = 1 << 16;
+  std::unordered_map<uint32_t, SwitchWindow> switch_windows_;
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;
   format::SampleBatch batch_;

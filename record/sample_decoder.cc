@@ -45,7 +45,7 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   const size_t stack_bytes = header.user_stack_bytes;
   if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES || stack_bytes > EBPROF_MAX_USER_STACK ||
       bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t) + stack_bytes ||
-      header.user_abi > EBPROF_ABI_32 || header.kind > EBPROF_KIND_WAKER ||
+      header.user_abi > EBPROF_ABI_32 || header.kind > EBPROF_KIND_SWITCH_WINDOW ||
       (header.kind == EBPROF_KIND_OFF_CPU &&
        (header.blocked_ns == 0 || header.state >= EBPROF_BLOCK_STATES)) ||
       (header.kind == EBPROF_KIND_WAKER && header.peer == 0))
@@ -59,6 +59,7 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   s.off_cpu = header.kind == EBPROF_KIND_OFF_CPU;
   s.waker_follows = s.off_cpu && (header.flags & EBPROF_WAKER_FOLLOWS);
   s.waker = header.kind == EBPROF_KIND_WAKER;
+  s.switch_window = header.kind == EBPROF_KIND_SWITCH_WINDOW;
   s.peer = s.waker ? header.peer : 0;
   s.blocked_ns = s.off_cpu ? header.blocked_ns : 0;
   s.state = s.off_cpu ? static_cast<uint8_t>(header.state) : 0;

@@ -25,6 +25,9 @@ struct RawSample {
   bool off_cpu = false;        // an interval off CPU, ended at time_ns
   bool waker_follows = false;  // off CPU: the next record from its CPU is its waker's
   bool waker = false;          // who woke thread `peer`: the stack is the waker's
+  // A thread's registers and stack as it left the CPU (--off-cpu): those
+  // of its interval, whose record comes when it runs again.
+  bool switch_window = false;
   uint32_t peer = 0;
   uint64_t blocked_ns = 0;  // off CPU: how long
   uint8_t state = 0;        // off CPU: format::BlockState

@@ -84,7 +84,7 @@ Header read_header(const RecordOptions& o, const SamplerConfig& config) {
   h.info.cpu_count = static_cast<uint32_t>(config.cpus.size());
   h.info.transport = transport_name(config.transport);
   h.info.sampling = config.sampling.has_value();
-  if (config.user_stack_bytes) {
+  if (o.call_graph == format::CallGraph::kDwarf) {
     h.info.call_graph = format::CallGraph::kDwarf;
     h.info.user_stack_bytes = config.user_stack_bytes;
     h.info.user_registers.assign(std::begin(kUserRegisterNumbers), std::end(kUserRegisterNumbers));

@@ -1,0 +1,146 @@
+#include "record/leaf_repair.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <libelf.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "common/error.h"
+#include "common/unique_fd.h"
+#include "record/elf_identities.h"
+
+namespace ebprof::record {
+namespace {
+
+constexpr unsigned kStackPointer = 7;  // DWARF's rsp (x86-64)
+// Where rip and rsp are in the records' registers.
+constexpr size_t kIpIndex = 0, kSpIndex = 1;
+// Frameless functions calling each other (nanosleep calls clock_nanosleep)
+// before frame-pointer code resumes; more would be a walk gone wrong.
+constexpr size_t kMaxFramelessCallers = 8;
+
+// The CFA's base register and offset when it is register + offset.
+std::optional<std::pair<unsigned, int64_t>> cfa_rule(Dwarf_Op* ops, size_t nops) {
+  if (nops != 1)
+    return std::nullopt;
+  if (ops[0].atom == DW_OP_bregx)
+    return std::pair<unsigned, int64_t>(static_cast<unsigned>(ops[0].number),
+                                        static_cast<int64_t>(ops[0].number2));
+  if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
+    return std::pair<unsigned, int64_t>(ops[0].atom - DW_OP_breg0,
+                                        static_cast<int64_t>(ops[0].number));
+  return std::nullopt;
+}
+
+}  // namespace
+
+// One mapped file's call frame information, open while recording.
+struct LeafRepair::Binary {
+  UniqueFd fd;
+  Elf* elf = nullptr;
+  Dwarf_CFI* cfi = nullptr;
+  std::vector<LoadSegment> segments;
+
+  ~Binary() {
+    if (cfi)
+      dwarf_cfi_end(cfi);
+    if (elf)
+      elf_end(elf);
+  }
+};
+
+LeafRepair::LeafRepair() = default;
+LeafRepair::~LeafRepair() = default;
+
+LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
+  auto [it, inserted] = binaries_.try_emplace(m.build_id);
+  if (!inserted)
+    return it->second.get();
+  for (const std::string& path : build_id_checked_paths(pid, m)) {
+    try {
+      // Identity and layout first: the path may name a newer file.
+      const ElfSymbolTable table = ElfSymbolTable::load(path);
+      if (table.identity().build_id != m.build_id)
+        continue;
+      auto b = std::make_unique<Binary>();
+      b->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+      b->elf = b->fd ? elf_begin(b->fd.get(), ELF_C_READ_MMAP, nullptr) : nullptr;
+      b->cfi = b->elf ? dwarf_getcfi_elf(b->elf) : nullptr;
+      if (!b->cfi)
+        continue;
+      b->segments = table.segments();
+      it->second = std::move(b);
+      break;
+    } catch (const Error&) {
+      // Gone or unreadable through this path: try the next.
+    }
+  }
+  return it->second.get();
+}
+
+std::optional<uint64_t> LeafRepair::frameless_cfa(uint32_t pid, uint64_t pc,
+                                                  const ProcessTracker& tracker) {
+  const format::Mapping* m = tracker.find_mapping(pid, pc);
+  Binary* b =
+      !m || m->build_id.empty() || m->path.empty() || m->path[0] != '/' ? nullptr : binary(pid, *m);
+  if (!b)
+    return std::nullopt;
+  const uint64_t offset = pc - m->start + m->file_offset;
+  std::optional<uint64_t> vaddr;
+  for (const LoadSegment& s : b->segments)
+    if (offset >= s.offset && offset < s.offset + s.file_size)
+      vaddr = s.vaddr + (offset - s.offset);
+  if (!vaddr)
+    return std::nullopt;
+  auto [it, inserted] = cfas_.try_emplace(Key{b, *vaddr});
+  if (!inserted)
+    return it->second;
+  Dwarf_Frame* frame = nullptr;
+  Dwarf_Op* ops = nullptr;
+  size_t nops = 0;
+  if (dwarf_cfi_addrframe(b->cfi, *vaddr, &frame) == 0 && dwarf_frame_cfa(frame, &ops, &nops) == 0)
+    if (auto rule = cfa_rule(ops, nops); rule && rule->first == kStackPointer && rule->second >= 8)
+      it->second = static_cast<uint64_t>(rule->second);
+  std::free(frame);
+  return it->second;
+}
+
+std::span<const uint64_t> LeafRepair::repair(uint32_t pid, std::span<const uint64_t> user,
+                                             std::span<const uint64_t> regs,
+                                             std::span<const std::byte> stack,
+                                             const ProcessTracker& tracker) {
+  if (user.empty() || regs.size() <= kSpIndex || regs[kIpIndex] != user.front())
+    return user;
+  // The walk's next frame, where the frameless ones end: the return
+  // address of the function whose frame rbp still points to.
+  const uint64_t resumes_at = user.size() > 1 ? user[1] : 0;
+  repaired_.assign(1, user.front());
+  uint64_t cfa = 0;  // from rsp
+  // The leaf by its address, its callers by the call (return address - 1).
+  uint64_t pc = user.front();
+  while (repaired_.size() <= kMaxFramelessCallers) {
+    const std::optional<uint64_t> frame = frameless_cfa(pid, pc, tracker);
+    if (!frame || cfa + *frame > stack.size())
+      break;
+    // CFA = rsp + N: no frame pointer set up. The return address is the
+    // last thing the call pushed, just below the CFA (x86-64).
+    cfa += *frame;
+    uint64_t caller = 0;
+    std::memcpy(&caller, stack.data() + cfa - sizeof caller, sizeof caller);
+    if (caller == 0 || caller == resumes_at)
+      break;
+    repaired_.push_back(caller);
+    pc = caller - 1;
+  }
+  if (repaired_.size() == 1)
+    return user;
+  repaired_.insert(repaired_.end(), user.begin() + 1, user.end());
+  if (repaired_.size() > format::kMaxStackFrames)
+    repaired_.resize(format::kMaxStackFrames);
+  return repaired_;
+}
+
+}  // namespace ebprof::record
