@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <memory>
 
 #include "common/elf_file.h"
@@ -69,7 +70,20 @@ TEST(Window, ReadsAcrossBlocksAndNothingOutside) {
 struct Capture {
   uint64_t rip = 0, rsp = 0, rbp = 0;
   std::vector<uint8_t> stack;
+  void (*leaf)(Capture&) = nullptr;  // what level2 calls; capture_here if unset
 };
+
+void capture_here(Capture& c);
+
+__attribute__((noinline)) void level2(Capture& c) {
+  (c.leaf ? c.leaf : capture_here)(c);
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void level1(Capture& c) {
+  level2(c);
+  asm volatile("" ::: "memory");
+}
 
 __attribute__((noinline)) void capture_here(Capture& c) {
   asm volatile(
@@ -81,14 +95,59 @@ __attribute__((noinline)) void capture_here(Capture& c) {
   std::memcpy(c.stack.data(), reinterpret_cast<const void*>(c.rsp), c.stack.size());
 }
 
-__attribute__((noinline)) void level2(Capture& c) {
-  capture_here(c);
-  asm volatile("" ::: "memory");
+// A leaf that keeps rbx in the red zone, below its stack pointer, as GCC's
+// leaves may, and copies its stack from there up to `end`: unwinding it
+// reads below the window, which stops nothing.
+struct RedZoneCapture {
+  uint64_t rip, rsp;
+  uint8_t* to;
+  uint64_t end;
+};
+extern "C" void red_zone_capture(RedZoneCapture* c);
+asm(R"(
+  .text
+  .type red_zone_capture, @function
+red_zone_capture:
+  .cfi_startproc
+  mov %rbx, -16(%rsp)
+  .cfi_offset %rbx, -24
+1:
+  lea 1b(%rip), %rax
+  mov %rax, (%rdi)
+  mov %rsp, 8(%rdi)
+  mov 24(%rdi), %rcx
+  sub %rsp, %rcx
+  mov 16(%rdi), %rax
+  mov %rsp, %rsi
+  mov %rax, %rdi
+  rep movsb
+  ret
+  .cfi_endproc
+  .size red_zone_capture, .-red_zone_capture
+)");
+
+// The top of this thread's stack (the tests run on the main thread).
+uint64_t stack_top() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.ends_with("[stack]"))
+      return std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+  return 0;
 }
 
-__attribute__((noinline)) void level1(Capture& c) {
-  level2(c);
-  asm volatile("" ::: "memory");
+// All of the stack, for the walk to reach _start.
+void capture_with_red_zone(Capture& c) {
+  uint64_t here;
+  asm volatile("mov %%rsp, %0" : "=r"(here));
+  const uint64_t top = stack_top();
+  if (top <= here)
+    return;
+  c.stack.resize(top - here + 4096);
+  RedZoneCapture raw{0, 0, c.stack.data(), top};
+  red_zone_capture(&raw);
+  c.rip = raw.rip;
+  c.rsp = raw.rsp;
+  c.stack.resize(top - raw.rsp);
 }
 
 uint64_t address_of(void (*fn)(Capture&)) {
@@ -164,6 +223,21 @@ TEST(Unwinder, ANoCfiWalkJoinsTheFramePointerChain) {
   EXPECT_EQ(u.pcs, (std::vector<uint64_t>{0x401000, 0x402000, 0x403000}));
   EXPECT_TRUE(u.spliced);
   EXPECT_EQ(u.end, UnnamedReason::kNone);
+}
+
+// A complete walk says so, though a leaf's register saved below the window
+// could not be read.
+TEST(Unwinder, AReadBelowTheWindowDoesNotCutAWalkThatGoesOn) {
+  Capture c;
+  c.leaf = capture_with_red_zone;
+  level1(c);
+  ASSERT_GT(c.stack.size(), 0u);
+  Recording r = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, self());
+  FileFinder files({});
+  Unwinder unwinder(files);
+  const UnwoundStack& u = unwinder.unwind(r, {0, 7, 0, 0, 0});
+  EXPECT_TRUE(through_levels(u.pcs)) << u.pcs.size() << " frames";
+  EXPECT_EQ(u.end, UnnamedReason::kNone) << u.pcs.size() << " frames";
 }
 
 // Hostile or odd windows end with a reason, never a crash or a guess.

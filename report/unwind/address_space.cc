@@ -176,6 +176,10 @@ int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
     self->last_sp_ = sp;
   }
   self->pcs_.push_back(pc);
+  // Reads that failed on the way here did not stop the walk (a leaf's
+  // registers saved in the red zone, below the window): only those of the
+  // step that ends it say why it ended.
+  self->read_past_end_ = self->read_outside_ = false;
   if (self->pcs_.size() >= kMaxFrames) {
     self->stop_ = UnnamedReason::kStackTooDeep;
     return DWARF_CB_ABORT;
