@@ -13,14 +13,22 @@ Symbolizer::Symbolizer(SymbolizeOptions options, std::shared_ptr<FrameTable> tab
       table_(std::move(table)) {}
 
 FrameView Symbolizer::stack(const Recording& recording, const StackRef& ref) {
-  auto [it, inserted] = cache_.try_emplace(ref);
+  FrameView* view = nullptr;
+  bool inserted = false;
+  if (ref.window == kNoWindow) {
+    auto [it, made] = cache_.try_emplace(ref);
+    view = &it->second, inserted = made;
+  } else {
+    auto [it, made] = unwound_.try_emplace(unwinder_.unwind(recording, ref).id);
+    view = &it->second, inserted = made;
+  }
   if (inserted) {
     std::vector<uint32_t> ids;
     for (Frame& f : name(recording, ref))
       ids.push_back(table_->intern(std::move(f)));
-    it->second = FrameView(table_->keep(std::move(ids)), table_.get());
+    *view = FrameView(table_->keep(std::move(ids)), table_.get());
   }
-  return it->second;
+  return *view;
 }
 
 std::vector<Frame> Symbolizer::name(const Recording& recording, const StackRef& ref) {

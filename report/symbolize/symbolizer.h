@@ -25,7 +25,8 @@ class Symbolizer {
   Symbolizer& operator=(const Symbolizer&) = delete;
 
   // The frames of `ref`, a stack of `recording`: kernel frames, then user
-  // frames, leaf first. Each distinct ref is named once.
+  // frames, leaf first. Each distinct ref is named once; with windows,
+  // each distinct outcome of their unwinding.
   FrameView stack(const Recording& recording, const StackRef& ref);
 
   const std::shared_ptr<FrameTable>& table() const { return table_; }
@@ -42,6 +43,7 @@ class Symbolizer {
   Unwinder unwinder_;
   std::shared_ptr<FrameTable> table_;
   std::unordered_map<StackRef, FrameView, StackRefHash> cache_;
+  std::unordered_map<uint32_t, FrameView> unwound_;  // --call-graph dwarf: by outcome id
 };
 
 }  // namespace ebprof::report

@@ -43,19 +43,39 @@ AddressSpace& Unwinder::space(const Recording& r, const StackRef& ref) {
 }
 
 const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
-  auto [it, inserted] = results_.try_emplace(ref);
-  if (!inserted)
-    return it->second;
-  auto window = r.windows.find(ref.window);
-  if (window == r.windows.end()) {
-    it->second.end = UnnamedReason::kUnreadableStack;  // lost with a damaged frame
-    return it->second;
+  if (auto it = results_.find(ref); it != results_.end())
+    return *it->second;
+  UnwoundStack u;
+  if (auto window = r.windows.find(ref.window); window != r.windows.end()) {
+    u = space(r, ref).unwind(r, window->second);
+    if (auto stack = r.stacks.find(ref.stack); stack != r.stacks.end())
+      splice(u, stack->second.user);
+  } else {
+    u.end = UnnamedReason::kUnreadableStack;  // lost with a damaged frame
   }
-  UnwoundStack u = space(r, ref).unwind(r, window->second);
-  if (auto stack = r.stacks.find(ref.stack); stack != r.stacks.end())
-    splice(u, stack->second.user);
-  it->second = std::move(u);
-  return it->second;
+  return keep(ref, std::move(u));
+}
+
+const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u) {
+  StackRef outcome = ref;
+  outcome.window = kNoWindow;
+  size_t h = StackRefHash{}(outcome);
+  for (uint64_t v : {uint64_t(u.end), uint64_t(u.spliced), uint64_t(u.pcs.size())})
+    h = hash_combine(h, v);
+  for (uint64_t pc : u.pcs)
+    h = hash_combine(h, pc);
+  auto [it, inserted] = outcome_by_hash_.try_emplace(h, static_cast<uint32_t>(outcomes_.size()));
+  const UnwoundStack* same = inserted ? nullptr : &outcomes_[it->second];
+  // A hash shared by a different outcome (or by the same frames of
+  // another address space or recorded stack, which the hash covers but
+  // the comparison cannot see) keeps its own id.
+  if (same && same->pcs == u.pcs && same->end == u.end && same->spliced == u.spliced &&
+      outcome_refs_[same->id] == outcome)
+    return *(results_[ref] = same);
+  u.id = static_cast<uint32_t>(outcomes_.size());
+  outcomes_.push_back(std::move(u));
+  outcome_refs_.push_back(outcome);
+  return *(results_[ref] = &outcomes_.back());
 }
 
 UnwindCounts count_unwinding(const Recording& r, Unwinder& unwinder) {

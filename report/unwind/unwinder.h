@@ -7,6 +7,7 @@
 // each distinct (address space, window) unwound once.
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <unordered_map>
@@ -27,6 +28,10 @@ struct UnwoundStack {
   // frame-pointer chain that did); else why it stopped.
   UnnamedReason end = UnnamedReason::kNone;
   bool spliced = false;  // continued on the recorded frame-pointer chain
+  // Windows rarely repeat, their outcomes do: each distinct outcome (the
+  // same address space, recorded stack, frames and end) has one id, for
+  // the stacks to be named once per outcome, not per window.
+  uint32_t id = 0;
 };
 
 class AddressSpace;
@@ -47,8 +52,14 @@ class Unwinder {
   // Each Dwfl keeps its modules' files open: so many at most, the least
   // recently used closed first.
   static constexpr size_t kMaxSpaces = 32;
+  // The outcome `u` of `ref`, with its id: an earlier one's if identical.
+  const UnwoundStack& keep(const StackRef& ref, UnwoundStack u);
+
   FileFinder& files_;
-  std::unordered_map<StackRef, UnwoundStack, StackRefHash> results_;
+  std::unordered_map<StackRef, const UnwoundStack*, StackRefHash> results_;
+  std::deque<UnwoundStack> outcomes_;   // by id
+  std::vector<StackRef> outcome_refs_;  // by id: whose (the window left out)
+  std::unordered_map<uint64_t, uint32_t> outcome_by_hash_;
   struct SpaceKey {
     uint32_t source, pid, capture;
     bool operator==(const SpaceKey&) const = default;
