@@ -240,6 +240,46 @@ TEST(Unwinder, AReadBelowTheWindowDoesNotCutAWalkThatGoesOn) {
   EXPECT_EQ(u.end, UnnamedReason::kNone) << u.pcs.size() << " frames";
 }
 
+// The step rules walk as libdwfl does, frame for frame and to the same
+// end, wherever the window is cut (mid-frame, just after a return address,
+// or before the leaf's frame), and with registers pointing elsewhere.
+TEST(Unwinder, TheStepRulesWalkAsLibdwflDoes) {
+  Capture c;
+  c.leaf = capture_with_red_zone;
+  level1(c);
+  ASSERT_GT(c.stack.size(), 64u);
+  const format::ProcessInfo process = self();
+  FileFinder files({});
+  std::unordered_map<std::string, UniqueFd> cfi_files;
+  size_t full = 0, by_rules = 0, sizes = 0;
+  for (size_t size = 0; size <= c.stack.size(); size += 8) {
+    std::vector<uint8_t> cut(c.stack.begin(), c.stack.begin() + static_cast<ptrdiff_t>(size));
+    const Recording r = one_window(c.rsp, cut, {c.rip, c.rsp, c.rbp}, process);
+    AddressSpace space(r, r.processes.at(7), files, cfi_files);
+    const format::UserWindow& w = r.windows.at(0);
+    const UnwoundStack rules = space.unwind(r, w, AddressSpace::Walker::kRules);
+    by_rules += space.libdwfl_walks() == 0;
+    const UnwoundStack libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
+    EXPECT_EQ(rules.pcs, libdwfl.pcs) << size << " bytes";
+    EXPECT_EQ(rules.end, libdwfl.end) << size << " bytes";
+    full += rules.end == UnnamedReason::kNone;
+    ++sizes;
+  }
+  EXPECT_GE(full, 1u);         // the whole stack, at least, unwinds to the end
+  EXPECT_EQ(by_rules, sizes);  // and the rules walked them all
+  for (const std::vector<uint64_t>& regs : {std::vector<uint64_t>{c.rip, 0x1000, 0x2000},
+                                            {c.rip + 1, c.rsp + 8, c.rbp},
+                                            {0, c.rsp, 0}}) {
+    const Recording r = one_window(c.rsp, c.stack, regs, process);
+    AddressSpace space(r, r.processes.at(7), files, cfi_files);
+    const format::UserWindow& w = r.windows.at(0);
+    const UnwoundStack rules = space.unwind(r, w, AddressSpace::Walker::kRules);
+    const UnwoundStack libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
+    EXPECT_EQ(rules.pcs, libdwfl.pcs);
+    EXPECT_EQ(rules.end, libdwfl.end);
+  }
+}
+
 // Hostile or odd windows end with a reason, never a crash or a guess.
 TEST(Unwinder, OddWindowsEndWithAReason) {
   Capture c;

@@ -12,7 +12,8 @@
 namespace ebprof::report {
 namespace {
 
-constexpr unsigned kStackPointer = 7;  // DWARF's rsp (x86-64)
+// DWARF's x86-64 register numbers.
+constexpr unsigned kFramePointer = 6, kStackPointer = 7, kReturnAddress = 16;
 
 // libdwfl looks for ELF files and debuginfo itself unless told not to:
 // the report decides which file names a module, by build-id.
@@ -109,6 +110,7 @@ AddressSpace::AddressSpace(const Recording& r, std::span<const format::ProcessIn
   };
   // Needs a module: it takes the architecture from one.
   attached_ = dwfl_attach_state(dwfl_.get(), nullptr, 1, &kThread, this);
+  rules_.emplace(dwfl_.get());
 }
 
 AddressSpace::~AddressSpace() = default;
@@ -187,7 +189,7 @@ int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
   return DWARF_CB_OK;
 }
 
-UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& w) {
+UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& w, Walker walker) {
   UnwoundStack out;
   if (w.abi == format::UserAbi::k32) {
     out.end = UnnamedReason::k32BitTask;
@@ -201,6 +203,67 @@ UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& 
   }
   recording_ = &r;
   window_ = &w;
+  if (walker == Walker::kRules)
+    if (std::optional<UnwoundStack> fast = walk_by_rules())
+      return std::move(*fast);
+  return walk_with_libdwfl();
+}
+
+std::optional<UnwoundStack> AddressSpace::walk_by_rules() {
+  uint64_t pc = 0, sp = 0, fp = 0;
+  bool have_pc = false, have_sp = false, have_fp = false;
+  const std::vector<uint16_t>& numbers = recording_->info.user_registers;
+  for (size_t i = 0; i < numbers.size() && i < window_->regs.size(); ++i) {
+    if (numbers[i] == kReturnAddress)
+      pc = window_->regs[i], have_pc = true;
+    else if (numbers[i] == kStackPointer)
+      sp = window_->regs[i], have_sp = true;
+    else if (numbers[i] == kFramePointer)
+      fp = window_->regs[i], have_fp = true;
+  }
+  if (!have_pc || !have_sp)
+    return std::nullopt;
+  UnwoundStack out;
+  read_past_end_ = read_outside_ = false;
+  // As libdwfl: the first frame by its address, the others by the call
+  // (return address - 1).
+  for (bool first = true;; first = false) {
+    out.pcs.push_back(pc);
+    if (out.pcs.size() >= kMaxFrames) {
+      out.end = UnnamedReason::kStackTooDeep;
+      return out;
+    }
+    const std::optional<StepRule>& rule = rules_->at(first ? pc : pc - 1);
+    if (!rule || (rule->cfa_base == StepRule::Base::kRbp && !have_fp))
+      return std::nullopt;
+    if (rule->outermost)
+      return out;
+    const uint64_t cfa = (rule->cfa_base == StepRule::Base::kRsp ? sp : fp) + rule->cfa_offset;
+    read_past_end_ = read_outside_ = false;
+    uint64_t ra = 0;
+    if (!read_word(cfa + rule->ra_at, ra)) {
+      out.end = end_of_walk();
+      return out;
+    }
+    if (ra == 0)
+      return out;  // what libdwfl also takes for the outermost frame
+    if (rule->rbp == StepRule::Rbp::kLost)
+      have_fp = false;
+    else if (rule->rbp == StepRule::Rbp::kSaved)
+      have_fp = read_word(cfa + rule->rbp_at, fp);
+    // Each frame higher up the stack than the last.
+    if (cfa <= sp) {
+      out.end = UnnamedReason::kUnwindLoop;
+      return out;
+    }
+    pc = ra;
+    sp = cfa;
+  }
+}
+
+UnwoundStack AddressSpace::walk_with_libdwfl() {
+  ++libdwfl_walks_;
+  UnwoundStack out;
   pcs_.clear();
   last_sp_ = 0;
   read_past_end_ = read_outside_ = false;
@@ -211,12 +274,18 @@ UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& 
   pcs_ = {};
   // A walk that ran out of stack returns 0, like a complete one: the
   // reads it tried say which it was.
-  out.end = stop_ != UnnamedReason::kNone ? stop_
-            : read_past_end_              ? UnnamedReason::kWindowTooSmall
-            : read_outside_               ? UnnamedReason::kUnreadableStack
-            : rc == 0                     ? UnnamedReason::kNone
-                                          : UnnamedReason::kNoCfi;
+  const UnnamedReason reads = end_of_walk();
+  out.end = stop_ != UnnamedReason::kNone   ? stop_
+            : reads != UnnamedReason::kNone ? reads
+            : rc == 0                       ? UnnamedReason::kNone
+                                            : UnnamedReason::kNoCfi;
   return out;
+}
+
+UnnamedReason AddressSpace::end_of_walk() const {
+  return read_past_end_  ? UnnamedReason::kWindowTooSmall
+         : read_outside_ ? UnnamedReason::kUnreadableStack
+                         : UnnamedReason::kNone;
 }
 
 }  // namespace ebprof::report

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include "format/recording.h"
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
+#include "report/unwind/step_rules.h"
 #include "report/unwind/unwinder.h"
 
 struct Dwfl;
@@ -31,8 +33,18 @@ class AddressSpace {
   AddressSpace(const AddressSpace&) = delete;
   AddressSpace& operator=(const AddressSpace&) = delete;
 
+  // How to walk: by step rules, with libdwfl for the windows they cannot
+  // walk (the report's way), or with libdwfl alone (what the rules are
+  // checked against).
+  enum class Walker : uint8_t { kRules, kLibdwfl };
+
   // The frames of `window` (of `recording`), leaf first.
-  UnwoundStack unwind(const Recording& recording, const format::UserWindow& window);
+  UnwoundStack unwind(const Recording& recording, const format::UserWindow& window,
+                      Walker walker = Walker::kRules);
+
+  // How many walks libdwfl made: those the rules could not, and those
+  // asked of it.
+  size_t libdwfl_walks() const { return libdwfl_walks_; }
 
   // The most frames followed.
   static constexpr size_t kMaxFrames = 1024;
@@ -44,6 +56,12 @@ class AddressSpace {
   void report(const format::Mapping& m, const Recording& recording, FileFinder& files,
               std::unordered_map<std::string, UniqueFd>& cfi_files);
   bool read_word(uint64_t address, uint64_t& value);
+  // The walk by step rules alone, the fast way; nullopt where a step
+  // needs libdwfl, which then walks the whole window.
+  std::optional<UnwoundStack> walk_by_rules();
+  UnwoundStack walk_with_libdwfl();
+  // Why a walk ended, from the reads of its last step.
+  UnnamedReason end_of_walk() const;
 
   static bool memory_read(Dwfl* dwfl, uint64_t address, uint64_t* result, void* arg);
   static bool set_initial_registers(Dwfl_Thread* thread, void* arg);
@@ -51,6 +69,8 @@ class AddressSpace {
 
   std::unique_ptr<Dwfl, DwflEnd> dwfl_;
   bool attached_ = false;
+  std::optional<StepRules> rules_;
+  size_t libdwfl_walks_ = 0;
   // The sample being unwound, and what its walk found.
   const Recording* recording_ = nullptr;
   const format::UserWindow* window_ = nullptr;

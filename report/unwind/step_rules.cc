@@ -1,0 +1,100 @@
+#include "report/unwind/step_rules.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace ebprof::report {
+namespace {
+
+// DWARF's x86-64 register numbers.
+constexpr unsigned kRbp = 6, kRsp = 7, kReturnAddress = 16;
+
+struct FreeFrame {
+  void operator()(Dwarf_Frame* frame) const { std::free(frame); }
+};
+
+// The offset from the CFA where a register is saved, when its rule is
+// DWARF's offset(N): libdw gives it as "CFA, plus N".
+std::optional<int64_t> saved_at(const Dwarf_Op* ops, size_t nops) {
+  if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa)
+    return 0;
+  if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst)
+    return static_cast<int64_t>(ops[1].number);
+  return std::nullopt;
+}
+
+std::optional<StepRule> rule_of(Dwarf_Frame* frame) {
+  bool signal = false;
+  if (dwarf_frame_info(frame, nullptr, nullptr, &signal) != static_cast<int>(kReturnAddress) ||
+      signal)
+    return std::nullopt;
+  StepRule rule;
+  Dwarf_Op* ops = nullptr;
+  size_t nops = 0;
+  if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1)
+    return std::nullopt;
+  unsigned base = 0;
+  if (ops[0].atom == DW_OP_bregx) {
+    base = static_cast<unsigned>(ops[0].number);
+    rule.cfa_offset = static_cast<int64_t>(ops[0].number2);
+  } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+    base = ops[0].atom - DW_OP_breg0;
+    rule.cfa_offset = static_cast<int64_t>(ops[0].number);
+  } else {
+    return std::nullopt;
+  }
+  if (base != kRsp && base != kRbp)
+    return std::nullopt;
+  rule.cfa_base = base == kRsp ? StepRule::Base::kRsp : StepRule::Base::kRbp;
+
+  // Undefined: *nops 0 with *ops the caller's array; same value: *ops null.
+  Dwarf_Op mem[3];
+  if (dwarf_frame_register(frame, kReturnAddress, mem, &ops, &nops) != 0)
+    return std::nullopt;
+  if (nops == 0 && ops == mem) {
+    rule.outermost = true;
+  } else if (auto at = saved_at(ops, nops)) {
+    rule.ra_at = *at;
+  } else {
+    return std::nullopt;
+  }
+  if (dwarf_frame_register(frame, kRbp, mem, &ops, &nops) != 0)
+    return std::nullopt;
+  if (nops == 0) {
+    rule.rbp = ops == nullptr ? StepRule::Rbp::kSame : StepRule::Rbp::kLost;
+  } else if (auto at = saved_at(ops, nops)) {
+    rule.rbp = StepRule::Rbp::kSaved;
+    rule.rbp_at = *at;
+  } else {
+    return std::nullopt;
+  }
+  return rule;
+}
+
+}  // namespace
+
+const std::optional<StepRule>& StepRules::at(uint64_t pc) {
+  auto [it, inserted] = rules_.try_emplace(pc);
+  if (inserted)
+    it->second = read(pc);
+  return it->second;
+}
+
+std::optional<StepRule> StepRules::read(uint64_t pc) const {
+  Dwfl_Module* module = dwfl_addrmodule(dwfl_, pc);
+  if (!module)
+    return std::nullopt;
+  for (auto cfi_of : {dwfl_module_eh_cfi, dwfl_module_dwarf_cfi}) {
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI* cfi = cfi_of(module, &bias);
+    Dwarf_Frame* frame = nullptr;
+    if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0)
+      return rule_of(std::unique_ptr<Dwarf_Frame, FreeFrame>(frame).get());
+  }
+  return std::nullopt;
+}
+
+}  // namespace ebprof::report
