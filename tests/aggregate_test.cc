@@ -46,6 +46,35 @@ Recording kernel_recording(CommTable& comms) {
   return r;
 }
 
+// --call-graph dwarf: samples whose windows differ but unwind alike are
+// one stack, not one per window.
+TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
+  CommTable comms;
+  std::vector<Recording> recordings(1);
+  Recording& r = recordings[0];
+  r.info.call_graph = format::CallGraph::kDwarf;
+  r.info.stack_block_bytes = 128;
+  r.info.user_registers = {16, 7, 6};
+  r.processes[7].push_back(format::ProcessInfo{.pid = 7});
+  r.stacks[0] = {{}, {0x401000}};
+  // Nothing to unwind with: each window's walk is its sampled address.
+  for (uint32_t id : {0, 1, 2})
+    r.windows[id] = {{id == 2 ? 0x402000u : 0x401000u, 0x7fff0000, 0},
+                     0x7fff0000,
+                     8,
+                     format::UserAbi::k64,
+                     {id}};
+  const uint32_t app = comms.intern("app");
+  for (uint32_t id : {0, 1, 2})
+    r.counts.push_back({SampleKey{.stack = {0, 7, 0, 0, id}, .tid = 7, .comm = app}, {1, 10}});
+  Symbolizer symbolizer({}, std::make_shared<FrameTable>());
+  const Profile p = aggregate(recordings, comms, symbolizer, {});
+  ASSERT_EQ(p.stacks.size(), 2u);
+  EXPECT_EQ(p.stacks[0].values.count, 2u);
+  EXPECT_EQ(p.stacks[1].values.count, 1u);
+  EXPECT_NE(p.stacks[0].frames[0].address, p.stacks[1].frames[0].address);
+}
+
 TEST(Aggregate, MergesWhatTheGroupingDoesNotTellApart) {
   CommTable comms;
   std::vector<Recording> recordings;

@@ -56,7 +56,12 @@ Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
   std::unordered_map<SampleKey, std::optional<FrameView>, SampleKeyHash> shaped;
   for (const Recording& r : recordings)
     for (const auto& [recorded, values] : r.counts) {
-      const SampleKey key = options.grouping.apply(recorded);
+      SampleKey key = options.grouping.apply(recorded);
+      // Copied stacks rarely repeat, what they unwind to does: windows
+      // that unwind alike are one key, the first of them standing for all.
+      for (StackRef* ref : {&key.stack, &key.waker})
+        if (ref->window != kNoWindow)
+          ref->window = symbolizer.unwinder().unwind(r, *ref).window;
       auto [it, inserted] = index.try_emplace(key, kDropped);
       if (!inserted) {
         if (it->second != kDropped)

@@ -141,6 +141,25 @@ void AddressSpace::report(const format::Mapping& m, const Recording& r, FileFind
 }
 
 bool AddressSpace::read_word(uint64_t address, uint64_t& value) {
+  // Walks read a few words of each block, going up: the block last read
+  // is kept at hand.
+  const uint64_t block_bytes = recording_->info.stack_block_bytes;
+  if (block_bytes && address >= window_->base &&
+      address - window_->base + sizeof value <= window_->size &&
+      address % block_bytes + sizeof value <= block_bytes) {
+    const uint64_t index = address / block_bytes - window_->base / block_bytes;
+    if (index != block_index_) {
+      auto block = index < window_->blocks.size() ? recording_->blocks.find(window_->blocks[index])
+                                                  : recording_->blocks.end();
+      block_index_ = index;
+      block_ = block == recording_->blocks.end() ? nullptr
+                                                 : recording_->block_data.data() + block->second;
+    }
+    if (block_) {
+      std::memcpy(&value, block_ + address % block_bytes, sizeof value);
+      return true;
+    }
+  }
   if (read_window(*recording_, *window_, address, &value, sizeof value))
     return true;
   (address >= window_->base + window_->size ? read_past_end_ : read_outside_) = true;
@@ -203,6 +222,7 @@ UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& 
   }
   recording_ = &r;
   window_ = &w;
+  block_index_ = UINT64_MAX;
   if (walker == Walker::kRules)
     if (std::optional<UnwoundStack> fast = walk_by_rules())
       return std::move(*fast);

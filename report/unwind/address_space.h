@@ -74,6 +74,8 @@ class AddressSpace {
   // The sample being unwound, and what its walk found.
   const Recording* recording_ = nullptr;
   const format::UserWindow* window_ = nullptr;
+  uint64_t block_index_ = UINT64_MAX;  // the window's block last read, at block_
+  const char* block_ = nullptr;
   std::vector<uint64_t> pcs_;
   uint64_t last_sp_ = 0;
   bool read_past_end_ = false;

@@ -77,9 +77,13 @@ std::optional<StepRule> rule_of(Dwarf_Frame* frame) {
 }  // namespace
 
 const std::optional<StepRule>& StepRules::at(uint64_t pc) {
+  Recent& recent = recent_[(pc ^ (pc >> 12)) % recent_.size()];
+  if (recent.rule && recent.pc == pc)
+    return *recent.rule;
   auto [it, inserted] = rules_.try_emplace(pc);
   if (inserted)
     it->second = read(pc);
+  recent = {pc, &it->second};
   return it->second;
 }
 

@@ -8,6 +8,7 @@
 // per address makes a step two memory reads. Anything else (a signal
 // frame, a DWARF expression, no CFI at all) is left to libdwfl.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -46,6 +47,13 @@ class StepRules {
 
   Dwfl* dwfl_;
   std::unordered_map<uint64_t, std::optional<StepRule>> rules_;
+  // The hot addresses of a profile are few: a direct-mapped cache of
+  // rules_ answers most lookups without hashing into it.
+  struct Recent {
+    uint64_t pc = 0;
+    const std::optional<StepRule>* rule = nullptr;
+  };
+  std::array<Recent, 4096> recent_{};
 };
 
 }  // namespace ebprof::report

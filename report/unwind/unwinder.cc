@@ -73,6 +73,7 @@ const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u) {
       outcome_refs_[same->id] == outcome)
     return *(results_[ref] = same);
   u.id = static_cast<uint32_t>(outcomes_.size());
+  u.window = ref.window;
   outcomes_.push_back(std::move(u));
   outcome_refs_.push_back(outcome);
   return *(results_[ref] = &outcomes_.back());

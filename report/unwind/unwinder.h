@@ -32,6 +32,8 @@ struct UnwoundStack {
   // same address space, recorded stack, frames and end) has one id, for
   // the stacks to be named once per outcome, not per window.
   uint32_t id = 0;
+  // The first window that unwound to it, which can stand for all that do.
+  uint32_t window = kNoWindow;
 };
 
 class AddressSpace;
