@@ -25,7 +25,6 @@ load() {
   { time chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
       --window-size=1280,800 --dump-dom "file://$1#redraw" >"$tmp/dom" 2>/dev/null; } 2>&1
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 small_times="" big_times=""
 for ((r = 0; r < reps; r++)); do
   small_times+="$(load "$tmp/small.html") "

@@ -19,8 +19,6 @@ declare -A rounds=([pingpong]=${PINGPONG:-200000} [sleep]=${SLEEPS:-10000})
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 # perf and bcc: can they record off-CPU time here at all?
 perf_note="runs"
 if perf record --off-cpu -q -o "$tmp/perf.data" -- true 2>&1 | grep -q "ignored"; then

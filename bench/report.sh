@@ -51,7 +51,6 @@ max_rss() {
   /usr/bin/time -f %M -o "$tmp/rss" bash -c "$1" >/dev/null 2>&1
   awk '{ print $1 / 1024 }' "$tmp/rss" | tail -1
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # ebprof reads DWARF for inline frames wherever debuginfo is installed
 # (libc6-dbg, say), which perf script does not by default: the --no-inline

@@ -90,10 +90,6 @@ run_one() {
   echo "$f $config $wall $cpu $rec_cpu $bytes $samples $lost $expected $span" >>"$runs"
 }
 
-# Median of the numbers on stdin, one a line.
-median() {
-  sort -g | awk '{ v[NR] = $1 } END { printf "%.10g\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 # Median of column $3 over the runs of rate $1, configuration $2.
 med() { awk -v f="$1" -v c="$2" -v k="$3" '$1 == f && $2 == c { print $k }' "$runs" | median; }
 # Median over those runs of the per-run quotient column $3 / column $4, times $5.
@@ -102,10 +98,6 @@ med_quot() {
 }
 # Sum of column $3 over the runs of rate $1, configuration $2.
 total() { awk -v f="$1" -v c="$2" -v k="$3" '$1 == f && $2 == c { n += $k } END { print n + 0 }' "$runs"; }
-# "1.012x (+1.2%)": $1 against $2.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3fx (%+.1f%%)", a / b, 100 * (a - b) / b }'; }
-# $1 / $2, printed with format $3.
-div() { awk -v a="$1" -v b="$2" -v fmt="$3" 'BEGIN { printf fmt, a / b }'; }
 
 configs=(base perf ebprof)
 for f in $freqs; do
