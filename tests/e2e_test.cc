@@ -1166,11 +1166,24 @@ TEST(Dwarf, StacksUnwindTheSameWithTheBinariesDeleted) {
       run("LD_LIBRARY_PATH=" + dir.string() + " " + kRecord + " -F 499 --call-graph dwarf -o " +
           data + " -- " + (dir / "nofp").string() + " 1");
   ASSERT_EQ(rec.status, 0) << rec.err;
+  // Without the embedded tables, the same once the binaries are gone
+  // says why it cannot unwind, never a made-up frame.
+  const std::string bare = temp_file("dwarf-deleted-bare.data");
+  ASSERT_EQ(run("LD_LIBRARY_PATH=" + dir.string() + " " + kRecord +
+                " -F 499 --call-graph dwarf --no-embed-symbols -o " + bare + " -- " +
+                (dir / "nofp").string() + " 1")
+                .status,
+            0);
   const std::string before = run(kReport + " -i " + data + " --format folded").out;
   fs::remove_all(dir);
   const std::string after = run(kReport + " -i " + data + " --format folded").out;
   EXPECT_EQ(after, before);
   EXPECT_GE(count_path(after, "nofp", "::recurse(int, unsigned long);").share(), 99) << after;
+  EXPECT_EQ(run(kReport + " info " + bare).out.find("elf-cfi"), std::string::npos);
+  const std::string gone = run(kReport + " -i " + bare + " --format folded").out;
+  EXPECT_EQ(count_path(gone, "nofp", "recurse").with, 0u) << gone;
+  EXPECT_GE(count_path(gone, "nofp", "nofp;[truncated: no CFI for an address];").share(), 95)
+      << gone;
 }
 
 // A stack deeper than the window: without frame pointers it ends in a

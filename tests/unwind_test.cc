@@ -223,6 +223,13 @@ TEST(Unwinder, ANoCfiWalkJoinsTheFramePointerChain) {
   EXPECT_EQ(u.pcs, (std::vector<uint64_t>{0x401000, 0x402000, 0x403000}));
   EXPECT_TRUE(u.spliced);
   EXPECT_EQ(u.end, UnnamedReason::kNone);
+  // A chain that ends there too adds nothing: the walk's reason stands.
+  r.stacks[0] = {{}, {0x401000}};
+  Unwinder again(none);
+  const UnwoundStack& alone = again.unwind(r, {0, 7, 0, 0, 0});
+  EXPECT_EQ(alone.pcs, (std::vector<uint64_t>{0x401000}));
+  EXPECT_FALSE(alone.spliced);
+  EXPECT_EQ(alone.end, UnnamedReason::kNoCfi);
 }
 
 // A complete walk says so, though a leaf's register saved below the window

@@ -7,11 +7,12 @@ namespace {
 
 // Where the walk ran out of window (or of call frame information), the
 // recorded frame-pointer chain may go on: from the frame where both saw
-// the same return address, never from a guess.
+// the same return address, never from a guess, and only if it has more
+// (a chain that ends there too leaves the walk's reason standing).
 void splice(UnwoundStack& u, std::span<const uint64_t> chain) {
   if ((u.end != UnnamedReason::kWindowTooSmall && u.end != UnnamedReason::kNoCfi) || u.pcs.empty())
     return;
-  for (size_t j = u.pcs.size() == 1 ? 0 : 1; j < chain.size(); ++j)
+  for (size_t j = u.pcs.size() == 1 ? 0 : 1; j + 1 < chain.size(); ++j)
     if (chain[j] == u.pcs.back()) {
       u.pcs.insert(u.pcs.end(), chain.begin() + j + 1, chain.end());
       u.spliced = true;
