@@ -317,6 +317,17 @@ std::vector<ElfSymbol> symbols_of(Reader r, const char* what) {
   return symbols;
 }
 
+// The PT_LOAD headers of ElfSymbols and ElfCfi.
+template <typename Reader>
+std::vector<LoadSegment> segments_of(Reader r) {
+  if (r.getSegments().size() > kMaxLoadSegments)
+    throw FrameDamage{std::to_string(r.getSegments().size()) + " load segments"};
+  std::vector<LoadSegment> segments;
+  for (auto s : r.getSegments())
+    segments.push_back({s.getOffset(), s.getVaddr(), s.getFileSize()});
+  return segments;
+}
+
 EmbeddedSymbols decode(schema::ElfSymbols::Reader r) {
   EmbeddedSymbols e;
   if (r.getBuildId().size() == 0 || r.getBuildId().size() > kMaxBuildId)
@@ -324,10 +335,7 @@ EmbeddedSymbols decode(schema::ElfSymbols::Reader r) {
                       std::to_string(r.getBuildId().size()) + " bytes"};
   e.build_id = bytes(r.getBuildId());
   e.path = str(r.getPath());
-  if (r.getSegments().size() > kMaxLoadSegments)
-    throw FrameDamage{std::to_string(r.getSegments().size()) + " load segments"};
-  for (auto s : r.getSegments())
-    e.segments.push_back({s.getOffset(), s.getVaddr(), s.getFileSize()});
+  e.segments = segments_of(r);
   e.symbols = symbols_of(r, "embedded");
   return e;
 }
@@ -361,10 +369,7 @@ ElfCfi decode(schema::ElfCfi::Reader r) {
   if (c.build_id.size() > kMaxBuildId)
     throw FrameDamage{"build-id of " + std::to_string(c.build_id.size()) + " bytes"};
   c.path = str(r.getPath());
-  if (r.getSegments().size() > kMaxLoadSegments)
-    throw FrameDamage{std::to_string(r.getSegments().size()) + " load segments"};
-  for (auto s : r.getSegments())
-    c.segments.push_back({s.getOffset(), s.getVaddr(), s.getFileSize()});
+  c.segments = segments_of(r);
   c.eh_frame_hdr_address = r.getEhFrameHdrAddress();
   c.eh_frame_hdr = bytes(r.getEhFrameHdr());
   c.eh_frame_address = r.getEhFrameAddress();

@@ -51,6 +51,17 @@ void set_symbols(Builder b, const std::vector<ElfSymbol>& symbols) {
   }
 }
 
+// The PT_LOAD headers of ElfSymbols and ElfCfi.
+template <typename Builder>
+void set_segments(Builder b, const std::vector<LoadSegment>& segments) {
+  auto list = b.initSegments(segments.size());
+  for (size_t i = 0; i < segments.size(); ++i) {
+    list[i].setOffset(segments[i].offset);
+    list[i].setVaddr(segments[i].vaddr);
+    list[i].setFileSize(segments[i].file_size);
+  }
+}
+
 }  // namespace
 
 void RecordingWriter::ZstdFree::operator()(ZSTD_CCtx_s* ctx) const {
@@ -331,12 +342,7 @@ void RecordingWriter::write(const ElfCfi& cfi) {
   auto b = message.initRoot<schema::ElfCfi>();
   b.setBuildId(data(cfi.build_id));
   b.setPath(text(cfi.path));
-  auto segments = b.initSegments(cfi.segments.size());
-  for (size_t i = 0; i < cfi.segments.size(); ++i) {
-    segments[i].setOffset(cfi.segments[i].offset);
-    segments[i].setVaddr(cfi.segments[i].vaddr);
-    segments[i].setFileSize(cfi.segments[i].file_size);
-  }
+  set_segments(b, cfi.segments);
   b.setEhFrameHdrAddress(cfi.eh_frame_hdr_address);
   b.setEhFrameHdr(data(cfi.eh_frame_hdr));
   b.setEhFrameAddress(cfi.eh_frame_address);
@@ -401,12 +407,7 @@ void RecordingWriter::write(const EmbeddedSymbols& e) {
   auto b = message.initRoot<schema::ElfSymbols>();
   b.setBuildId(data(e.build_id));
   b.setPath(text(e.path));
-  auto segments = b.initSegments(e.segments.size());
-  for (size_t i = 0; i < e.segments.size(); ++i) {
-    segments[i].setOffset(e.segments[i].offset);
-    segments[i].setVaddr(e.segments[i].vaddr);
-    segments[i].setFileSize(e.segments[i].file_size);
-  }
+  set_segments(b, e.segments);
   set_symbols(b, e.symbols);
   write_message(FrameKind::kElfSymbols, message);
 }
