@@ -11,41 +11,30 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-SCRATCH(scratch);
-
-/* Takes the stacks of the current task into one record. Shared by the
+/* Takes the stacks of the current task into one record, with its user
+ * registers and user_stack_bytes of its user stack (all a leaf repair
+ * needs, or a whole window with --call-graph dwarf). Shared by the
  * programs below, which differ only in what their context is. */
 static __always_inline int take_stack(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	__u32 tid = (__u32)id;
-	__u32 zero = 0;
-	struct ebprof_sample *s;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ebprof_stack_sample *w;
 	__u64 size;
 
 	if (!wanted(tgid, tid))
 		return 0;
-	if (user_stack_bytes) {
-		__u32 cpu = bpf_get_smp_processor_id();
-		struct ebprof_stack_sample *w = bpf_map_lookup_elem(&stack_scratch, &cpu);
-
-		if (!w)
-			return 0;
-		size = fill_current(ctx, &w->s, tgid, tid, EBPROF_KIND_SAMPLE);
-		if (tgid != 0)
-			size += take_user_window(w, false);
-		count_stack_losses(w->s.stack_losses);
-		if (size <= sizeof(*w))
-			emit(ctx, &w->s, size);
+	w = bpf_map_lookup_elem(&stack_scratch, &cpu);
+	if (!w)
 		return 0;
-	}
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
-	size = fill_current(ctx, s, tgid, tid, EBPROF_KIND_SAMPLE);
-	count_stack_losses(s->stack_losses);
-	emit(ctx, s, size);
+	size = fill_current(ctx, &w->s, tgid, tid, EBPROF_KIND_SAMPLE);
+	if (tgid != 0 && user_stack_bytes)
+		size += take_user_window(w, false);
+	count_stack_losses(w->s.stack_losses);
+	if (size <= sizeof(*w))
+		emit(ctx, &w->s, size);
 	return 0;
 }
 

@@ -181,16 +181,13 @@ void BpfSampler::configure(const SamplerConfig& config) {
                             kind == Kind::kUprobe || kind == Kind::kKprobe);
   configure_off_cpu(config.off_cpu);
   skel_->rodata->use_perfbuf = !ring;
-  skel_->rodata->user_stack_bytes =
-      std::min(config.user_stack_bytes, max_user_stack_bytes(config.transport));
-  // Records with their stack are assembled in a slot per CPU; without
-  // --call-graph dwarf one slot is never used.
-  if (int err = bpf_map__set_max_entries(skel_->maps.stack_scratch,
-                                         config.user_stack_bytes ? libbpf_num_possible_cpus() : 1))
+  skel_->rodata->user_stack_bytes = config.user_stack_bytes;
+  // Records are assembled with their stack in a slot per CPU; the switches'
+  // slots are used only with --off-cpu.
+  if (int err = bpf_map__set_max_entries(skel_->maps.stack_scratch, libbpf_num_possible_cpus()))
     throw_bpf("sizing the stack copies", -err);
-  if (int err = bpf_map__set_max_entries(
-          skel_->maps.switch_stack_scratch,
-          config.user_stack_bytes && config.off_cpu ? libbpf_num_possible_cpus() : 1))
+  if (int err = bpf_map__set_max_entries(skel_->maps.switch_stack_scratch,
+                                         config.off_cpu ? libbpf_num_possible_cpus() : 1))
     throw_bpf("sizing the stack copies", -err);
   skel_->rodata->wakeup_bytes = ring_bytes(config) / 4;
   if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes(config)))

@@ -65,8 +65,10 @@ struct SamplerConfig {
   TaskFilter tasks = TaskFilter::kAll;
   int cgroup_fd = -1;  // an open cgroup v2 directory: only tasks in it and below
   Transport transport = Transport::kRingBuffer;
-  size_t pages_per_cpu = 0;       // buffer size, a power of two
-  uint32_t user_stack_bytes = 0;  // --call-graph dwarf,SIZE; 0: frame pointers only
+  size_t pages_per_cpu = 0;  // buffer size, a power of two
+  // User stack each record copies, with the registers: SIZE of --call-graph
+  // dwarf (within the transport's limit), else what the leaf repair needs.
+  uint32_t user_stack_bytes = 0;
 };
 
 // Buffer size for a sampling rate, in pages per CPU: room for about a second
