@@ -107,48 +107,42 @@ void Recorder::keep_switch_window(const RawSample& s) {
   if (switch_windows_.size() >= kMaxSwitchWindows)
     switch_windows_.clear();  // threads that left and never came back in view
   SwitchWindow& w = switch_windows_[s.tid];
-  w = {s.time_ns};
-  if (windows_) {
-    w.window = intern_window(s);
-  } else {
-    w.regs.assign(s.user_regs.begin(), s.user_regs.end());
-    w.stack.assign(s.user_stack.begin(), s.user_stack.end());
-  }
+  w.time_ns = s.time_ns;
+  w.abi = s.user_abi;
+  w.regs.assign(s.user_regs.begin(), s.user_regs.end());
+  w.stack.assign(s.user_stack.begin(), s.user_stack.end());
 }
 
 std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {
-  std::span<const uint64_t> regs = s.user_regs;
-  std::span<const std::byte> stack = s.user_stack;
+  if (s.waker)
+    return s.user;
+  UserContext user{s.user_abi, s.user_regs, s.user_stack};
   if (s.off_cpu) {
-    // The interval's own window, from when it began.
+    // The interval's own registers and stack, from when it began.
     auto it = switch_windows_.find(s.tid);
     if (it == switch_windows_.end() || it->second.time_ns != s.time_ns - s.blocked_ns)
       return s.user;
-    window = it->second.window;
-    regs = it->second.regs;
-    stack = it->second.stack;
-  } else if (windows_ && !s.waker) {
-    window = intern_window(s);
+    user = {it->second.abi, it->second.regs, it->second.stack};
   }
-  return leaf_repair_ && !s.waker ? leaf_repair_->repair(s.tgid, s.user, regs, stack, tracker_)
-                                  : s.user;
+  if (windows_)
+    window = intern_window(s.tgid, user);
+  return leaf_repair_ ? leaf_repair_->repair(s.tgid, s.user, user.regs, user.stack, tracker_)
+                      : s.user;
 }
 
-uint32_t Recorder::intern_window(const RawSample& s) {
-  if (!windows_ || s.user_stack.empty() || s.user_regs.size() < 2)
+uint32_t Recorder::intern_window(uint32_t pid, const UserContext& user) {
+  if (user.stack.empty() || user.regs.size() <= kUserStackPointer)
     return format::kNoWindow;
-  const uint64_t base = s.user_regs[kUserStackPointer];
-  const uint32_t id = windows_->intern(s.user_regs, s.user_abi, base, s.user_stack, batch_);
+  const uint64_t base = user.regs[kUserStackPointer];
+  const uint32_t id = windows_->intern(user.regs, user.abi, base, user.stack, batch_);
   // The code the new blocks' words point into: what the window's frames
   // may be, whose symbols a report elsewhere needs.
   if (embedder_)
     for (uint64_t at : windows_->new_block_addresses()) {
       const uint64_t from = std::max(at, base) - base;
       const uint64_t to =
-          std::min<uint64_t>(at + StackWindows::kBlockBytes - base, s.user_stack.size());
-      std::vector<uint64_t> words((to - from) / sizeof(uint64_t));
-      std::memcpy(words.data(), s.user_stack.data() + from, words.size() * sizeof(uint64_t));
-      embedder_->take_words(s.tgid, words, tracker_);
+          std::min<uint64_t>(at + StackWindows::kBlockBytes - base, user.stack.size());
+      embedder_->take_words(pid, user.stack.subspan(from, to - from), tracker_);
     }
   return id;
 }

@@ -66,9 +66,16 @@ class Recorder {
   // written down on the way.
   uint32_t intern_stack(const RawSample& s);
   // Its window's id (--call-graph dwarf), or kNoWindow.
-  uint32_t intern_window(const RawSample& s);
-  // A switch window: kept (interned with --call-graph dwarf) until its
-  // interval's record comes.
+  // What a sample's user stack is read from: its registers and its copy
+  // of the stack.
+  struct UserContext {
+    format::UserAbi abi = format::UserAbi::kUnknown;
+    std::span<const uint64_t> regs;
+    std::span<const std::byte> stack;
+  };
+  uint32_t intern_window(uint32_t pid, const UserContext& user);
+  // A switch window, kept until its interval's record comes: only then is
+  // it known to be wanted (an interval may be too short to record).
   void keep_switch_window(const RawSample& s);
   // The user stack to intern for `s`: with frame pointers, the caller of
   // a leaf without one put in. Sets `window` to the sample's window.
@@ -87,10 +94,10 @@ class Recorder {
   std::optional<CfiEmbedder> cfi_;         // --call-graph dwarf, embedding
   std::optional<LeafRepair> leaf_repair_;  // frame-pointer mode
   // Switch windows whose interval has not come, by tid: when the thread
-  // left, and its window (dwarf) or registers and stack (frame pointers).
+  // left, and its registers and stack.
   struct SwitchWindow {
     uint64_t time_ns = 0;
-    uint32_t window = format::kNoWindow;
+    format::UserAbi abi = format::UserAbi::kUnknown;
     std::vector<uint64_t> regs;
     std::vector<std::byte> stack;
   };

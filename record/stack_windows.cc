@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <vector>
 
 namespace ebprof::record {
 namespace {
@@ -32,30 +31,34 @@ uint32_t StackWindows::block(const std::byte* bytes, format::SampleBatch& batch)
 uint32_t StackWindows::intern(std::span<const uint64_t> regs, format::UserAbi abi, uint64_t base,
                               std::span<const std::byte> stack, format::SampleBatch& batch) {
   new_blocks_.clear();
-  format::UserWindow w{{regs.begin(), regs.end()}, base, static_cast<uint32_t>(stack.size()), abi};
+  // The window's identity: registers, place, size, then its blocks' ids.
+  identity_.assign(regs.begin(), regs.end());
+  identity_.insert(identity_.end(), {base, stack.size(), static_cast<uint64_t>(abi)});
+  const size_t first_id = identity_.size();
   // Blocks from the one holding `base` to the one holding the last byte,
   // each filled from the copy where it overlaps it, zero elsewhere.
-  const uint64_t first = base / kBlockBytes * kBlockBytes;
   std::array<std::byte, kBlockBytes> bytes;
-  for (uint64_t at = first; at < base + stack.size(); at += kBlockBytes) {
+  for (uint64_t at = base / kBlockBytes * kBlockBytes; at < base + stack.size();
+       at += kBlockBytes) {
     bytes.fill(std::byte{0});
     const uint64_t from = std::max(at, base), to = std::min(at + kBlockBytes, base + stack.size());
     std::memcpy(bytes.data() + (from - at), stack.data() + (from - base), to - from);
     const uint32_t known = next_block_;
-    w.blocks.push_back(block(bytes.data(), batch));
+    identity_.push_back(block(bytes.data(), batch));
     if (next_block_ != known)
       new_blocks_.push_back(at);
   }
-  // The window's identity: registers, place, size and the blocks' ids.
-  std::vector<uint64_t> identity(w.regs);
-  identity.insert(identity.end(), {base, w.size, static_cast<uint64_t>(abi)});
-  identity.insert(identity.end(), w.blocks.begin(), w.blocks.end());
   if (windows_.size() >= kMaxRemembered)
     windows_.clear();
   auto [it, inserted] = windows_.try_emplace(
-      key_of<Key>(identity.data(), identity.size() * sizeof(uint64_t)), next_window_);
+      key_of<Key>(identity_.data(), identity_.size() * sizeof(uint64_t)), next_window_);
   if (inserted) {
-    batch.windows.push_back(std::move(w));
+    batch.windows.push_back(
+        {{regs.begin(), regs.end()},
+         base,
+         static_cast<uint32_t>(stack.size()),
+         abi,
+         {identity_.begin() + static_cast<ptrdiff_t>(first_id), identity_.end()}});
     ++next_window_;
   }
   return it->second;

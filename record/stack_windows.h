@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "format/recording.h"
 
@@ -51,6 +52,7 @@ class StackWindows {
   std::unordered_map<Key, uint32_t, KeyHash> blocks_;
   std::unordered_map<Key, uint32_t, KeyHash> windows_;
   std::vector<uint64_t> new_blocks_;
+  std::vector<uint64_t> identity_;  // scratch: the window being interned
   uint32_t next_block_ = 0;
   uint32_t next_window_ = 0;
 };

@@ -1,5 +1,7 @@
 #include "record/symbol_embedder.h"
 
+#include <cstring>
+
 #include "common/error.h"
 #include "format/lookup.h"
 #include "record/elf_identities.h"
@@ -59,11 +61,14 @@ void SymbolEmbedder::take_new(uint32_t pid, std::span<const uint64_t> user,
     take(pid, format::lookup_address(user, frame), tracker);
 }
 
-void SymbolEmbedder::take_words(uint32_t pid, std::span<const uint64_t> words,
+void SymbolEmbedder::take_words(uint32_t pid, std::span<const std::byte> bytes,
                                 const ProcessTracker& tracker) {
-  for (uint64_t word : words)
+  for (size_t at = 0; at + sizeof(uint64_t) <= bytes.size(); at += sizeof(uint64_t)) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes.data() + at, sizeof word);  // a copy: its bytes need no alignment
     if (word > 1 && tracker.find_mapping(pid, word - 1))
       take(pid, word - 1, tracker);
+  }
 }
 
 void SymbolEmbedder::take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker) {

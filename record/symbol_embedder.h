@@ -30,7 +30,7 @@ class SymbolEmbedder {
   // return into: each word that points into code of the process, looked
   // up as a return address. A superset of the frames an unwinder will find
   // there, cheap enough for the blocks of stack not seen before.
-  void take_words(uint32_t pid, std::span<const uint64_t> words, const ProcessTracker& tracker);
+  void take_words(uint32_t pid, std::span<const std::byte> bytes, const ProcessTracker& tracker);
 
   // One frame's worth per binary with symbols not written yet.
   std::vector<format::EmbeddedSymbols> drain();

@@ -16,6 +16,7 @@
 #include "record/recorder.h"
 #include "record/sample_decoder.h"
 #include "record/stack_interner.h"
+#include "record/stack_windows.h"
 
 extern "C" __attribute__((noinline)) int embed_leaf_marker(int x) {
   return x * 5 + 2;
@@ -320,6 +321,61 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
                                     {LossCause::kMalformedRecord, 1, false, format::kNoCpu}}));
   EXPECT_EQ(c.losses[1].counts,
             (std::vector<format::LossCount>{{LossCause::kBufferFull, 3, false, 1}}));
+}
+
+// A --call-graph dwarf record: `user` frames, registers rip and rsp, and
+// 256 bytes of stack from rsp, of `kind` (an interval ending at time_ns
+// after `blocked_ns` off CPU).
+std::vector<uint64_t> window_record(uint32_t tid, uint16_t kind, uint64_t time_ns,
+                                    uint64_t blocked_ns, uint64_t fill) {
+  auto rec = raw_record(
+      10, tid, "w", {},
+      kind == EBPROF_KIND_SWITCH_WINDOW ? std::vector<uint64_t>{} : std::vector<uint64_t>{0x1100},
+      time_ns);
+  auto* s = reinterpret_cast<ebprof_sample*>(rec.data());
+  s->kind = kind;
+  s->blocked_ns = blocked_ns;
+  s->user_abi = EBPROF_ABI_64;
+  s->user_regs[0] = 0x1100;
+  s->user_regs[1] = 0x7fff0000;
+  s->user_stack_bytes = 256;
+  rec.insert(rec.end(), 256 / 8, fill);
+  return rec;
+}
+
+// A switch's window stays out of the file until its interval's record
+// comes: an interval too short to record takes no room.
+TEST(Recorder, ASwitchWindowIsWrittenOnlyWithItsInterval) {
+  std::string path = (std::filesystem::path(testing::TempDir()) / "windows.data").string();
+  auto writer = format::RecordingWriter::create(path);
+  format::RecordingInfo info;
+  info.call_graph = format::CallGraph::kDwarf;
+  info.user_stack_bytes = 256;
+  info.user_registers.assign(std::begin(kUserRegisterNumbers), std::end(kUserRegisterNumbers));
+  info.stack_block_bytes = StackWindows::kBlockBytes;
+  writer.write(info);
+  fakes::FakeProcesses source;
+  source.on_read = [](uint32_t pid, uint64_t now) {
+    return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
+  };
+  ProcessTracker tracker(source);
+  LossLedger ledger;
+  Recorder recorder(writer, KernelSymbolIndex({}), tracker, std::nullopt, ledger,
+                    format::CallGraph::kDwarf);
+  recorder.on_record(bytes_of(window_record(20, EBPROF_KIND_SWITCH_WINDOW, 1000, 0, 0x11)));
+  recorder.on_record(bytes_of(window_record(21, EBPROF_KIND_SAMPLE, 1500, 0, 0x22)));
+  recorder.flush(0, true);
+  recorder.on_record(bytes_of(window_record(20, EBPROF_KIND_OFF_CPU, 3000, 2000, 0x11)));
+  recorder.flush(0, true);
+  writer.close();
+  Count c;
+  format::read_recording(path, c);
+  ASSERT_EQ(c.batches.size(), 2u);
+  ASSERT_EQ(c.batches[0].windows.size(), 1u);  // the sample's alone
+  EXPECT_EQ(c.batches[0].samples[0].window_id, 0u);
+  ASSERT_EQ(c.batches[1].windows.size(), 1u);  // the interval's, with it
+  EXPECT_EQ(c.batches[1].samples[0].window_id, 1u);
+  EXPECT_EQ(c.batches[1].samples[0].blocked_ns, 2000u);
 }
 
 }  // namespace
