@@ -60,6 +60,11 @@ std::optional<uint64_t> load_bias(const format::Mapping& m, std::span<const Load
 
 }  // namespace
 
+const char* window_block(const Recording& r, const format::UserWindow& w, uint64_t index) {
+  auto block = index < w.blocks.size() ? r.blocks.find(w.blocks[index]) : r.blocks.end();
+  return block == r.blocks.end() ? nullptr : r.block_data.data() + block->second;
+}
+
 bool read_window(const Recording& r, const format::UserWindow& w, uint64_t address, void* out,
                  size_t size) {
   const uint32_t block_bytes = r.info.stack_block_bytes;
@@ -69,12 +74,11 @@ bool read_window(const Recording& r, const format::UserWindow& w, uint64_t addre
   auto* to = static_cast<char*>(out);
   const uint64_t first = w.base / block_bytes;
   while (size > 0) {
-    const uint64_t index = address / block_bytes - first;
     const size_t at = address % block_bytes, n = std::min<size_t>(size, block_bytes - at);
-    auto block = index < w.blocks.size() ? r.blocks.find(w.blocks[index]) : r.blocks.end();
-    if (block == r.blocks.end())
+    const char* block = window_block(r, w, address / block_bytes - first);
+    if (!block)
       return false;  // lost with a damaged frame
-    std::memcpy(to, r.block_data.data() + block->second + at, n);
+    std::memcpy(to, block + at, n);
     to += n;
     address += n;
     size -= n;
@@ -142,26 +146,23 @@ void AddressSpace::report(const format::Mapping& m, const Recording& r, FileFind
 
 bool AddressSpace::read_word(uint64_t address, uint64_t& value) {
   // Walks read a few words of each block, going up: the block last read
-  // is kept at hand.
+  // is kept at hand. A word across two blocks goes the long way.
   const uint64_t block_bytes = recording_->info.stack_block_bytes;
   if (block_bytes && address >= window_->base &&
       address - window_->base + sizeof value <= window_->size &&
       address % block_bytes + sizeof value <= block_bytes) {
     const uint64_t index = address / block_bytes - window_->base / block_bytes;
     if (index != block_index_) {
-      auto block = index < window_->blocks.size() ? recording_->blocks.find(window_->blocks[index])
-                                                  : recording_->blocks.end();
       block_index_ = index;
-      block_ = block == recording_->blocks.end() ? nullptr
-                                                 : recording_->block_data.data() + block->second;
+      block_ = window_block(*recording_, *window_, index);
     }
     if (block_) {
       std::memcpy(&value, block_ + address % block_bytes, sizeof value);
       return true;
     }
-  }
-  if (read_window(*recording_, *window_, address, &value, sizeof value))
+  } else if (read_window(*recording_, *window_, address, &value, sizeof value)) {
     return true;
+  }
   (address >= window_->base + window_->size ? read_past_end_ : read_outside_) = true;
   return false;
 }

@@ -83,6 +83,11 @@ class AddressSpace {
   UnnamedReason stop_ = UnnamedReason::kNone;
 };
 
+// The bytes of block `index` of `window` (0: the block holding its base),
+// or null for one the window lacks or a damaged frame lost.
+const char* window_block(const Recording& recording, const format::UserWindow& window,
+                         uint64_t index);
+
 // The bytes [address, address + size) of `window`, if it holds them all.
 bool read_window(const Recording& recording, const format::UserWindow& window, uint64_t address,
                  void* out, size_t size);
