@@ -172,6 +172,11 @@ ElfUnwindTables read_unwind_tables(const std::string& path) {
   return t;
 }
 
+ElfLayout read_elf_layout(const std::string& path) {
+  OpenElf elf = open_elf(path);
+  return {identity_of(elf.elf.get(), path), load_segments(elf.elf.get(), path)};
+}
+
 ElfIdentity read_elf_identity(const std::string& path) {
   OpenElf elf = open_elf(path);
   return identity_of(elf.elf.get(), path);

@@ -40,6 +40,15 @@ struct ElfIdentity {
 // `path` is not a readable regular ELF file.
 ElfIdentity read_elf_identity(const std::string& path);
 
+// An ELF file's identity and where its loadable segments go: what places
+// an address in it, without reading its symbols. Throws Error when `path`
+// is not a readable regular ELF file.
+struct ElfLayout {
+  ElfIdentity identity;
+  std::vector<LoadSegment> segments;
+};
+ElfLayout read_elf_layout(const std::string& path);
+
 // An ELF file's call frame information: .eh_frame and its index
 // .eh_frame_hdr, at their virtual addresses (pc-relative encodings in them
 // are relative to those), with the loadable segments that place them.

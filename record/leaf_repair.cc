@@ -62,8 +62,8 @@ LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
   for (const std::string& path : build_id_checked_paths(pid, m)) {
     try {
       // Identity and layout first: the path may name a newer file.
-      const ElfSymbolTable table = ElfSymbolTable::load(path);
-      if (table.identity().build_id != m.build_id)
+      ElfLayout layout = read_elf_layout(path);
+      if (layout.identity.build_id != m.build_id)
         continue;
       auto b = std::make_unique<Binary>();
       b->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
@@ -71,7 +71,7 @@ LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
       b->cfi = b->elf ? dwarf_getcfi_elf(b->elf) : nullptr;
       if (!b->cfi)
         continue;
-      b->segments = table.segments();
+      b->segments = std::move(layout.segments);
       it->second = std::move(b);
       break;
     } catch (const Error&) {

@@ -117,6 +117,13 @@ TEST(ProcMaps, ReadsThisProcessAndExplainsAMissingOne) {
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe");
   const std::string build_id = read_elf_identity(exe).build_id;
   EXPECT_EQ(build_id.size(), 20u);
+  // The layout alone says what the whole symbol table does of the file.
+  const ElfLayout layout = read_elf_layout(exe);
+  const ElfSymbolTable table = ElfSymbolTable::load(exe);
+  EXPECT_EQ(layout.identity, table.identity());
+  ASSERT_EQ(layout.segments.size(), table.segments().size());
+  for (size_t i = 0; i < layout.segments.size(); ++i)
+    EXPECT_EQ(layout.segments[i].vaddr, table.segments()[i].vaddr);
   int exe_mappings = 0;
   for (const auto& m : self.mappings) {
     if (m.path != exe)
