@@ -260,8 +260,9 @@ struct stack_copy {
 COPY_STACK_STEP(copy_sample_stack, stack_scratch)
 COPY_STACK_STEP(copy_switch_stack, switch_stack_scratch)
 
-/* The current task's user registers and, from its stack pointer up, its
- * user stack, after the frames of `s` (--call-graph dwarf). The user
+/* The current task's user registers and, from its stack pointer up,
+ * user_stack_bytes of its user stack, after the frames of `s`: a window
+ * with --call-graph dwarf, what the leaf repair reads otherwise. The user
  * registers are at the top of the task's kernel stack whether the sample
  * hit user or kernel code (an interrupt from user mode saves them there
  * too). The main thread's stack is copied no further than where it
@@ -300,8 +301,8 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 		.step = EBPROF_STACK_CHUNK,
 	};
 
-	const __u32 steps =
-		EBPROF_MAX_USER_STACK / EBPROF_STACK_CHUNK + EBPROF_STACK_CHUNK / EBPROF_STACK_PIECE + 1;
+	const __u32 steps = EBPROF_MAX_USER_STACK / EBPROF_STACK_CHUNK +
+			    EBPROF_STACK_CHUNK / EBPROF_STACK_PIECE + 1;
 
 	if (at_switch)
 		bpf_loop(steps, copy_switch_stack, &copy, 0);

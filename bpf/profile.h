@@ -41,10 +41,10 @@ enum ebprof_loss_cause {
 
 /* What a record is. */
 enum ebprof_kind {
-	EBPROF_KIND_SAMPLE = 0,	 /* a stack on a perf event, tracepoint or probe */
-	EBPROF_KIND_OFF_CPU = 1, /* a thread's time off CPU, with its stack when it left */
-	EBPROF_KIND_WAKER = 2,	 /* who woke the thread of the off-CPU record just before it
-				  * from this CPU (--wakers): peer is that thread */
+	EBPROF_KIND_SAMPLE = 0,	       /* a stack on a perf event, tracepoint or probe */
+	EBPROF_KIND_OFF_CPU = 1,       /* a thread's time off CPU, with its stack when it left */
+	EBPROF_KIND_WAKER = 2,	       /* who woke the thread of the off-CPU record just before it
+					* from this CPU (--wakers): peer is that thread */
 	EBPROF_KIND_SWITCH_WINDOW = 3, /* a thread's user registers and stack as it left the
 					* CPU (--off-cpu): its interval's, which ends later
 					* with the time_ns - blocked_ns of this time_ns */

@@ -88,8 +88,7 @@ TEST(GoldenFiles, EachFileHasItsCase) {
   for (const auto& entry : fs::directory_iterator(kGolden)) {
     if (entry.path().extension() != ".out")
       continue;
-    EXPECT_NE(std::find(names.begin(), names.end(), entry.path().filename().string()),
-              names.end())
+    EXPECT_NE(std::find(names.begin(), names.end(), entry.path().filename().string()), names.end())
         << entry.path() << " has no case in cases.txt";
   }
 }

@@ -2,9 +2,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/text.h"
 #include "report/write/flamegraph_html.h"
 #include "report/write/flamegraph_writer.h"
-#include "common/text.h"
 
 namespace ebprof::report {
 namespace {
@@ -23,7 +23,7 @@ std::string tree_json(const std::vector<FlameNode>& nodes, const FlameOptions& o
       names += json_string(n.name);
     }
     flat += string_printf("%s%zu,%d,%.10g,%.10g,%zu", flat.empty() ? "" : ",", it->second,
-                   static_cast<int>(n.kind), n.value, n.base, n.children.size());
+                          static_cast<int>(n.kind), n.value, n.base, n.children.size());
     for (uint32_t c : n.children)
       self(self, c);
   };

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "report/write/flamegraph_writer.h"
 #include "common/text.h"
+#include "report/write/flamegraph_writer.h"
 
 namespace ebprof::report {
 namespace {
@@ -17,7 +17,8 @@ std::string fill(const FlameNode& n, bool diff) {
     const double total = std::max(n.value, n.base);
     const double d = total > 0 ? (n.value - n.base) / total : 0;
     const int fade = static_cast<int>(std::lround(255 * (1 - std::min(std::fabs(d), 1.0))));
-    return d >= 0 ? string_printf("rgb(255,%d,%d)", fade, fade) : string_printf("rgb(%d,%d,255)", fade, fade);
+    return d >= 0 ? string_printf("rgb(255,%d,%d)", fade, fade)
+                  : string_printf("rgb(%d,%d,255)", fade, fade);
   }
   // The page's hash of the name, so that a name has one colour in both.
   uint32_t h = 0;
@@ -58,8 +59,9 @@ void write_flamegraph_svg(std::ostream& out, const std::vector<FlameStack>& stac
   const double total = nodes[0].value;
   const double scale = total > 0 ? (kWidth - 2 * kMargin) / total : 0;
   out << "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-      << string_printf("<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" ",
-                kWidth, height, kWidth, height)
+      << string_printf(
+             "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" ",
+             kWidth, height, kWidth, height)
       << "xmlns=\"http://www.w3.org/2000/svg\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
       << string_printf("<text x=\"%.0f\" y=\"22\" ", kWidth / 2)
@@ -78,8 +80,8 @@ void write_flamegraph_svg(std::ostream& out, const std::vector<FlameStack>& stac
     if (options.diff)
       tip += string_printf(" base %.10g, delta %+.10g", n.base, n.value - n.base);
     out << "<g><title>" << xml_escape(tip) << "</title>"
-        << string_printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"", x, y, w,
-                  kFrameHeight - 1)
+        << string_printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"", x, y,
+                         w, kFrameHeight - 1)
         << fill(n, options.diff) << (options.diff ? "\" stroke=\"#d8d8d8" : "") << "\" rx=\"2\"/>";
     const size_t fits = static_cast<size_t>(std::max(0.0, (w - 6) / kCharWidth));
     if (fits >= 3) {
@@ -88,8 +90,8 @@ void write_flamegraph_svg(std::ostream& out, const std::vector<FlameStack>& stac
         label.resize(fits - 2);
         label += "..";
       }
-      out << string_printf("<text x=\"%.1f\" y=\"%.1f\" font-family=\"Verdana\" font-size=\"11\">", x + 3,
-                    y + 11.5)
+      out << string_printf("<text x=\"%.1f\" y=\"%.1f\" font-family=\"Verdana\" font-size=\"11\">",
+                           x + 3, y + 11.5)
           << xml_escape(label) << "</text>";
     }
     out << "</g>\n";
