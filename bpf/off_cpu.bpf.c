@@ -214,7 +214,10 @@ SCRATCH(waker_scratch);
 
 /* --wakers: a thread remembered off CPU is being woken; the current task
  * (the waker, or whatever an interrupt that wakes it interrupted) is taken
- * with its stacks, to be sent after the interval. */
+ * with its stacks, to be sent after the interval. On sched_waking, which
+ * try_to_wake_up() fires in the waker's context: sched_wakeup fires where
+ * the wakee is activated, which for a wakee on an idle CPU is that CPU's
+ * IPI, with whatever task happens to run there. */
 static __always_inline int on_wakeup(void *ctx, __u32 wakee)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -233,19 +236,19 @@ static __always_inline int on_wakeup(void *ctx, __u32 wakee)
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup")
+SEC("tp_btf/sched_waking")
 int BPF_PROG(waker_btf, struct task_struct *p)
 {
 	return on_wakeup(ctx, BPF_CORE_READ(p, pid));
 }
 
-SEC("raw_tp/sched_wakeup")
+SEC("raw_tp/sched_waking")
 int BPF_PROG(waker_raw, struct task_struct *p)
 {
 	return on_wakeup(ctx, BPF_CORE_READ(p, pid));
 }
 
-SEC("tracepoint/sched/sched_wakeup")
+SEC("tracepoint/sched/sched_waking")
 int waker_tp(struct trace_event_raw_sched_wakeup_template *ctx)
 {
 	return on_wakeup(ctx, ctx->pid);

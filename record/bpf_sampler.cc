@@ -285,7 +285,7 @@ void BpfSampler::attach_off_cpu(const OffCpuConfig& c) {
          std::string("attaching --off-cpu to ") + switch_hook_name(c.hook));
   if (c.wakers)
     attach(pick(skel_->progs.waker_btf, skel_->progs.waker_raw, skel_->progs.waker_tp),
-           "attaching --wakers to sched_wakeup");
+           "attaching --wakers to sched_waking");
 }
 
 void BpfSampler::attach_event(const SamplerConfig& config) {

@@ -1087,6 +1087,10 @@ TEST(EndToEnd, WakersShowWhoEndedEachWait) {
   // Nearly all the reader's wait was ended by the feeder's write.
   const double woken = folded_us(folded.out, {"read_pipe", ";--;", "feed_pipe"}) / 1e6;
   EXPECT_NEAR(woken, reader_s, 0.1 * reader_s) << folded.out;
+  // Each waker is taken in its own context, inside try_to_wake_up() (where
+  // its stack is cut), never in the IPI that activates a wakee on an idle
+  // CPU, whose stack still holds the tracing glue.
+  EXPECT_EQ(folded.out.find("bpf_trace_run"), std::string::npos) << folded.out;
   // Without --wakers the report shows no waker.
   Outcome plain = run(kReport + " -i " + data + " --format folded");
   EXPECT_EQ(plain.out.find(";--;"), std::string::npos) << plain.out;
