@@ -8,6 +8,7 @@ packages=(
   clang llvm bpftool libbpf-dev            # BPF programs and skeletons
   libclang-rt-14-dev                       # ASan, UBSan and libFuzzer for the reader
   libelf-dev libdw-dev                     # ELF symbols (report)
+  libdeflate-dev                           # inflating compressed debuginfo, faster than libdw
   capnproto libcapnp-dev libzstd-dev       # the recording format
   libprotobuf-dev protobuf-compiler zlib1g-dev  # pprof output (gzipped protobuf)
   libdebuginfod-dev                        # debuginfo from DEBUGINFOD_URLS servers

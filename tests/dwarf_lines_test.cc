@@ -9,12 +9,16 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
 #include "common/elf_file.h"
+#include "report/symbolize/dwarf_files.h"
+#include "report/symbolize/inflated_elf.h"
 
 namespace ebprof::report {
 namespace {
@@ -312,6 +316,105 @@ TEST(DwarfLines, SeparateDebuginfoGivesTheSameFrames) {
   ASSERT_NE(sym, nullptr);
   for (uint64_t a = sym->address; a < sym->address + sym->size; ++a)
     EXPECT_EQ(from_debug->frames(a), from_binary->frames(a)) << std::hex << a;
+}
+
+// Debuginfo ships with its DWARF compressed: zlib (Debian's), zstd (newer
+// toolchains, which libdw 0.188 cannot read on its own).
+TEST(DwarfLines, CompressedSectionsGiveTheSameFrames) {
+  std::string objcopy = find_tool("objcopy");
+  if (objcopy.empty())
+    GTEST_SKIP() << "objcopy is not installed (binutils)";
+  std::optional<DwarfLines> plain = DwarfLines::open(kPie);
+  ASSERT_TRUE(plain);
+  ElfSymbolTable table = ElfSymbolTable::load(kPie);
+  const ElfSymbol* sym = symbol_named(table, kContaining);
+  ASSERT_NE(sym, nullptr);
+  for (const std::string kind : {"zlib", "zstd"}) {
+    SCOPED_TRACE(kind);
+    std::string compressed = temp_path("inlined_pie." + kind);
+    std::string command = shell_quoted(objcopy) + " --compress-debug-sections=" + kind + " " +
+                          shell_quoted(kPie) + " " + shell_quoted(compressed);
+    ASSERT_EQ(run(command).status, 0) << command;
+    ASSERT_TRUE(inflated_elf(compressed)) << "nothing inflated: the test would test nothing";
+    std::optional<DwarfLines> dwarf = DwarfLines::open(compressed);
+    ASSERT_TRUE(dwarf);
+    size_t named = 0;
+    for (uint64_t a = sym->address; a < sym->address + sym->size; ++a) {
+      const std::vector<SourceFrame> frames = dwarf->frames(a);
+      EXPECT_EQ(frames, plain->frames(a)) << std::hex << a;
+      named += !frames.empty();
+    }
+    EXPECT_GT(named, 0u);
+  }
+  EXPECT_FALSE(inflated_elf(kPie)) << "nothing to inflate";
+}
+
+// A compressed section that does not inflate to what it claims: no copy,
+// and libdw, given the file itself, decides; never a crash.
+TEST(DwarfLines, DamagedCompressedSectionsAreNotInflated) {
+  std::string objcopy = find_tool("objcopy");
+  if (objcopy.empty())
+    GTEST_SKIP() << "objcopy is not installed (binutils)";
+  std::string compressed = temp_path("inlined_pie.damaged");
+  std::string command = shell_quoted(objcopy) + " --compress-debug-sections=zlib " +
+                        shell_quoted(kPie) + " " + shell_quoted(compressed);
+  ASSERT_EQ(run(command).status, 0) << command;
+  std::string bytes;
+  {
+    std::ifstream in(compressed, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // Every compressed section starts with its Elf64_Chdr: ELFCOMPRESS_ZLIB,
+  // then the inflated size. Claim a byte more than there is in each.
+  size_t damaged = 0;
+  for (size_t at = 0; at + 24 <= bytes.size(); at += 8) {
+    uint32_t type = 0;
+    uint64_t size = 0, align = 0;
+    std::memcpy(&type, &bytes[at], 4);
+    std::memcpy(&size, &bytes[at + 8], 8);
+    std::memcpy(&align, &bytes[at + 16], 8);
+    if (type == 1 && size > 0 && size < (1u << 24) && align == 1 && bytes[at + 24] == 0x78) {
+      ++size;
+      std::memcpy(&bytes[at + 8], &size, 8);
+      ++damaged;
+    }
+  }
+  ASSERT_GT(damaged, 0u);
+  std::ofstream(compressed, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_FALSE(inflated_elf(compressed));
+  std::optional<DwarfLines> dwarf = DwarfLines::open(compressed);
+  if (dwarf)
+    (void)dwarf->frames(0);
+}
+
+TEST(DwarfFiles, PrefetchedFilesReadAsOpenedOnes) {
+  std::optional<DwarfLines> direct = DwarfLines::open(kPie);
+  ASSERT_TRUE(direct);
+  ElfSymbolTable table = ElfSymbolTable::load(kPie);
+  const ElfSymbol* sym = symbol_named(table, kContaining);
+  ASSERT_NE(sym, nullptr);
+  DwarfFiles files;
+  files.prefetch(kPie);
+  files.prefetch(kPie);  // once is enough
+  files.prefetch("/nonexistent/file");
+  DwarfLines* prefetched = files.get(kPie);
+  ASSERT_NE(prefetched, nullptr);
+  EXPECT_EQ(files.get(kPie), prefetched) << "opened once";
+  for (uint64_t a = sym->address; a < sym->address + sym->size; ++a)
+    EXPECT_EQ(prefetched->frames(a), direct->frames(a)) << std::hex << a;
+  EXPECT_EQ(files.get("/nonexistent/file"), nullptr);
+  DwarfLines* asked = files.get(kNoPie);  // never prefetched: opened by the asker
+  ASSERT_NE(asked, nullptr);
+  EXPECT_FALSE(asked->frames(symbol_named(ElfSymbolTable::load(kNoPie), kContaining)->address)
+                   .empty());
+}
+
+TEST(DwarfFiles, FilesNobodyAskedForDoNotHoldUpTheEnd) {
+  // Destroyed while its workers may still be opening: it waits for them,
+  // then ends.
+  DwarfFiles files;
+  for (const std::string& path : {kPie, kNoPie, kObject})
+    files.prefetch(path);
 }
 
 TEST(DwarfLines, FilesWithoutDwarfGiveNothing) {

@@ -54,31 +54,45 @@ Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
   // filtered once, then shared by every thread's and CPU's entry.
   const Grouping shape{.threads = false, .wakers = options.grouping.wakers};
   std::unordered_map<SampleKey, std::optional<FrameView>, SampleKeyHash> shaped;
+  // Every key before any name: the DWARF that names need opens on other
+  // cores while the stacks unwind.
+  struct Keyed {
+    const Recording* r;
+    SampleKey key;
+    SampleValues values;
+  };
+  std::vector<Keyed> keyed;
   for (const Recording& r : recordings)
     for (const auto& [recorded, values] : r.counts) {
       SampleKey key = options.grouping.apply(recorded);
-      // Copied stacks rarely repeat, what they unwind to does: windows
-      // that unwind alike are one key, the first of them standing for all.
-      for (StackRef* ref : {&key.stack, &key.waker})
+      for (StackRef* ref : {&key.stack, &key.waker}) {
+        symbolizer.prefetch(r, *ref);
+        // Copied stacks rarely repeat, what they unwind to does: windows
+        // that unwind alike are one key, the first of them standing for all.
         if (ref->window != kNoWindow)
           ref->window = symbolizer.unwinder().unwind(r, *ref).window;
-      auto [it, inserted] = index.try_emplace(key, kDropped);
-      if (!inserted) {
-        if (it->second != kDropped)
-          p.stacks[it->second].values.add(values.count, values.time_ns);
-        continue;
       }
-      auto [frames, fresh] = shaped.try_emplace(shape.apply(key));
-      if (fresh) {
-        const FrameView all = decorated_frames(r, key, comms, symbolizer);
-        frames->second =
-            options.filter ? filter_frames(*options.filter, all, *p.frames) : std::optional(all);
-      }
-      if (!frames->second)
-        continue;
-      it->second = p.stacks.size();
-      p.stacks.push_back({key, *frames->second, values});
+      keyed.push_back({&r, key, values});
     }
+  for (const auto& [rp, key, values] : keyed) {
+    const Recording& r = *rp;
+    auto [it, inserted] = index.try_emplace(key, kDropped);
+    if (!inserted) {
+      if (it->second != kDropped)
+        p.stacks[it->second].values.add(values.count, values.time_ns);
+      continue;
+    }
+    auto [frames, fresh] = shaped.try_emplace(shape.apply(key));
+    if (fresh) {
+      const FrameView all = decorated_frames(r, key, comms, symbolizer);
+      frames->second =
+          options.filter ? filter_frames(*options.filter, all, *p.frames) : std::optional(all);
+    }
+    if (!frames->second)
+      continue;
+    it->second = p.stacks.size();
+    p.stacks.push_back({key, *frames->second, values});
+  }
   // --weight time: what each stack stands for, in microseconds, becomes its count.
   if (options.unit == Unit::kMicroseconds)
     for (Stack& s : p.stacks)

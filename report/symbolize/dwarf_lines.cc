@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "report/symbolize/inflated_elf.h"
+
 namespace ebprof::report {
 namespace {
 
@@ -112,7 +114,11 @@ std::optional<DwarfLines> DwarfLines::open(const std::string& path) {
   // lookup would have to undo. dwfl_report_elf at base 0, adding p_vaddr,
   // puts module addresses on ELF virtual addresses for ET_DYN and ET_EXEC.
   dwfl_report_begin(dwfl.get());
-  Dwfl_Module* module = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1, 0, true);
+  UniqueFd inflated = inflated_elf(path);
+  Dwfl_Module* module = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(),
+                                        inflated ? inflated.get() : -1, 0, true);
+  if (module)
+    (void)inflated.release();  // libdwfl's now
   if (!module || dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
     return std::nullopt;
   // Relocatable objects (.o, kernel modules) have no virtual addresses to

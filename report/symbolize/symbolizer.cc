@@ -12,6 +12,37 @@ Symbolizer::Symbolizer(SymbolizeOptions options, std::shared_ptr<FrameTable> tab
       unwinder_(files_),
       table_(std::move(table)) {}
 
+namespace {
+
+ProcessSymbols process_symbols(const Recording& recording, const StackRef& ref) {
+  auto jit = recording.jit_symbols.find(ref.pid);
+  return {captures_from(recording, ref),
+          jit == recording.jit_symbols.end() ? nullptr : &jit->second,
+          recording.embedded_symbols.get()};
+}
+
+}  // namespace
+
+void Symbolizer::prefetch(const Recording& recording, const StackRef& ref) {
+  if (prefetch_budget_ == 0 || ref.stack == kNoStack)
+    return;
+  std::span<const uint64_t> pcs;
+  if (ref.window != kNoWindow) {
+    const UnwoundStack& u = unwinder_.unwind(recording, ref);
+    if (!prefetched_outcomes_.insert(u.id).second)
+      return;
+    pcs = u.pcs;
+  } else {
+    auto stack = recording.stacks.find(ref.stack);
+    if (stack == recording.stacks.end() || !prefetched_stacks_.insert(ref).second)
+      return;
+    pcs = stack->second.user;
+  }
+  const ProcessSymbols space = process_symbols(recording, ref);
+  for (size_t i = 0; i < pcs.size() && prefetch_budget_ > 0; ++i, --prefetch_budget_)
+    user_.prefetch(space, format::lookup_address(pcs, i));
+}
+
 FrameView Symbolizer::stack(const Recording& recording, const StackRef& ref) {
   FrameView* view = nullptr;
   bool inserted = false;
@@ -44,10 +75,7 @@ std::vector<Frame> Symbolizer::name(const Recording& recording, const StackRef& 
     frames.push_back(name_kernel_address(recording.kernel_symbols,
                                          recording.info.kernel_addresses_hidden, stack.kernel[i],
                                          format::lookup_address(stack.kernel, i)));
-  auto jit = recording.jit_symbols.find(ref.pid);
-  const ProcessSymbols space{captures_from(recording, ref),
-                             jit == recording.jit_symbols.end() ? nullptr : &jit->second,
-                             recording.embedded_symbols.get()};
+  const ProcessSymbols space = process_symbols(recording, ref);
   if (ref.window != kNoWindow) {
     name_unwound(recording, ref, space, frames);
     return frames;

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
@@ -29,6 +30,13 @@ class Symbolizer {
   // each distinct outcome of their unwinding.
   FrameView stack(const Recording& recording, const StackRef& ref);
 
+  // Unwinds `ref` now (ref.window set) and starts opening the DWARF its
+  // frames will be named from, for stack() to find it open: a report
+  // prefetches every stack before naming any. The binaries a profile runs
+  // through show up in its first stacks, so only so many addresses are
+  // looked at; stack() opens whatever they missed.
+  void prefetch(const Recording& recording, const StackRef& ref);
+
   const std::shared_ptr<FrameTable>& table() const { return table_; }
   Unwinder& unwinder() { return unwinder_; }
 
@@ -44,6 +52,9 @@ class Symbolizer {
   std::shared_ptr<FrameTable> table_;
   std::unordered_map<StackRef, FrameView, StackRefHash> cache_;
   std::unordered_map<uint32_t, FrameView> unwound_;  // --call-graph dwarf: by outcome id
+  size_t prefetch_budget_ = 100'000;                 // addresses prefetch() may still look up
+  std::unordered_set<uint32_t> prefetched_outcomes_;
+  std::unordered_set<StackRef, StackRefHash> prefetched_stacks_;
 };
 
 }  // namespace ebprof::report

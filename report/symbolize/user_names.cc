@@ -114,13 +114,21 @@ Frame UserNames::name_one(const ProcessSymbols& space, uint64_t address, uint64_
 const std::vector<SourceFrame>& UserNames::source_frames(const std::string& file, uint64_t vaddr) {
   auto [it, inserted] = source_.try_emplace({file, vaddr});
   if (inserted) {
-    auto [dwarf, opened] = dwarf_.try_emplace(file);
-    if (opened)
-      dwarf->second = DwarfLines::open(file);
-    if (dwarf->second)
-      it->second = dwarf->second->frames(vaddr);
+    if (DwarfLines* dwarf = dwarf_.get(file))
+      it->second = dwarf->frames(vaddr);
   }
   return it->second;
+}
+
+void UserNames::prefetch(const ProcessSymbols& space, uint64_t lookup) {
+  if (!options_.inline_frames && !options_.lines)
+    return;
+  const format::Mapping* m = find_mapping(space.captures, lookup);
+  if (!m || m->path.empty() || m->path[0] != '/' || !prefetched_.insert(m).second)
+    return;
+  const FoundBinary& binary = files_.find(*m, *space.embedded);
+  if (!binary.dwarf.empty())
+    dwarf_.prefetch(binary.dwarf);
 }
 
 void UserNames::name(const ProcessSymbols& space, uint64_t address, uint64_t lookup,

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/elf_file.h"
@@ -18,6 +19,7 @@
 #include "report/locate/file_finder.h"
 #include "report/locate/options.h"
 #include "report/model/frame.h"
+#include "report/symbolize/dwarf_files.h"
 #include "report/symbolize/dwarf_lines.h"
 
 namespace ebprof::report {
@@ -46,6 +48,10 @@ class UserNames {
   void name(const ProcessSymbols& space, uint64_t address, uint64_t lookup,
             std::vector<Frame>& out);
 
+  // Starts opening the DWARF that name() will read for `lookup`, if any,
+  // for it to be ready by then.
+  void prefetch(const ProcessSymbols& space, uint64_t lookup);
+
   // The one frame at `address`, ELF symbols only.
   Frame name_one(const ProcessSymbols& space, uint64_t address, uint64_t lookup);
 
@@ -65,7 +71,8 @@ class UserNames {
   const SymbolizeOptions& options_;
   FileFinder& files_;
   std::unordered_map<const ElfSymbol*, std::string> demangled_;
-  std::unordered_map<std::string, std::optional<DwarfLines>> dwarf_;  // by path; empty: none
+  DwarfFiles dwarf_;
+  std::unordered_set<const format::Mapping*> prefetched_;  // mappings prefetch() saw
   std::map<std::pair<std::string, uint64_t>, std::vector<SourceFrame>> source_;
 };
 
