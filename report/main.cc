@@ -9,5 +9,9 @@ int main(int argc, char** argv) {
   ReportOptions options;
   if (std::optional<int> status = parse_command_line(argc, argv, options))
     return *status;
-  return ebprof::run_guarded("ebprof-report", [&] { run_report(make_plan(options)); });
+  return ebprof::run_guarded("ebprof-report", [&] {
+    Plan plan = make_plan(options);
+    plan.free_at_end = false;
+    run_report(plan);
+  });
 }

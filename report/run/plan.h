@@ -44,6 +44,11 @@ struct Plan {
   FoldedOptions folded;
   Normalize normalize = Normalize::kTotal;
   Join join = Join::kSymbol;
+  // Whether a report frees what it built when done. ebprof-report does
+  // not: it exits next, and freeing a large report's many small objects
+  // one by one took a tenth of its run (clang skips it for the same
+  // reason, -disable-free).
+  bool free_at_end = true;
 };
 
 // Throws Error, one line naming the option and the fix, for options that

@@ -1,9 +1,11 @@
 #include "report/run/run.h"
 
 #include <sys/stat.h>
+#include <deque>
 
 #include <cerrno>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -38,12 +40,25 @@ bool same_file(const std::string& a, const std::string& b) {
 // What every report of the plan shares: the recordings' comms and frames,
 // and one symbolizer, so each binary is opened once.
 struct Stages {
+  explicit Stages(const Plan& plan) : free_at_end(plan.free_at_end) {}
+  Stages(Stages&&) = default;
+  ~Stages() {
+    if (free_at_end)
+      return;
+    // Moved, not copied: what it all points to stays where it is.
+    static auto* kept = new std::vector<Stages*>;  // reachable: no leak report
+    kept->push_back(new Stages(std::move(*this)));
+  }
+
+  bool free_at_end = true;
   CommTable comms;
   std::shared_ptr<FrameTable> frames = std::make_shared<FrameTable>();
   std::unique_ptr<Symbolizer> symbolizer;
+  std::deque<std::vector<Recording>> recordings;  // what load() returned
+  std::deque<Profile> profiles;                   // what aggregate() returned
 
-  std::vector<Recording> load(const Plan& plan, std::span<const std::string> paths) {
-    std::vector<Recording> all = load_all(paths, plan.samples, comms);
+  const std::vector<Recording>& load(const Plan& plan, std::span<const std::string> paths) {
+    std::vector<Recording>& all = recordings.emplace_back(load_all(paths, plan.samples, comms));
     for (const Recording& r : all)
       if (!r.warning.empty())
         warn(r.warning);
@@ -76,15 +91,15 @@ struct Stages {
     return *symbolizer;
   }
 
-  Profile aggregate(const Plan& plan, const std::vector<Recording>& recordings, Unit unit) {
-    return report::aggregate(recordings, comms, symbolize(plan),
-                             {plan.grouping, &plan.stacks, unit});
+  const Profile& aggregate(const Plan& plan, std::span<const Recording> of, Unit unit) {
+    return profiles.emplace_back(
+        report::aggregate(of, comms, symbolize(plan), {plan.grouping, &plan.stacks, unit}));
   }
 };
 
 void run_info(const Plan& plan, std::ostream& out) {
-  Stages stages;
-  const std::vector<Recording> all = stages.load(plan, plan.inputs);
+  Stages stages(plan);
+  const std::vector<Recording>& all = stages.load(plan, plan.inputs);
   for (const Recording& r : all) {
     const Profile p =
         report::aggregate(std::span(&r, 1), stages.comms, stages.symbolize(plan), {plan.grouping});
@@ -97,8 +112,8 @@ void run_info(const Plan& plan, std::ostream& out) {
 // once per distinct stack, not once per sample.
 void run_script(const Plan& plan, std::ostream& out) {
   for (const std::string& path : plan.inputs) {
-    Stages stages;
-    const std::vector<Recording> sources = stages.load(plan, std::span(&path, 1));
+    Stages stages(plan);
+    const std::vector<Recording>& sources = stages.load(plan, std::span(&path, 1));
     Symbolizer& symbolizer = stages.symbolize(plan);
     std::unordered_map<StackRef, std::optional<FrameView>, StackRefHash> shown;
     stream_samples(path, sources, plan.samples, stages.comms,
@@ -123,15 +138,15 @@ void run_script(const Plan& plan, std::ostream& out) {
 }
 
 void run_diff(const Plan& plan, std::ostream& out) {
-  Stages stages;
-  const std::vector<Recording> base = stages.load(plan, std::span(plan.inputs).first(1));
-  const std::vector<Recording> now = stages.load(plan, std::span(plan.inputs).subspan(1, 1));
+  Stages stages(plan);
+  const std::vector<Recording>& base = stages.load(plan, std::span(plan.inputs).first(1));
+  const std::vector<Recording>& now = stages.load(plan, std::span(plan.inputs).subspan(1, 1));
   check_view(plan, base);
   check_view(plan, now);
   const std::span<const Recording> sides[] = {base, now};
   const Unit unit = unit_for(plan, sides);
-  const Profile base_profile = stages.aggregate(plan, base, unit);
-  const Profile new_profile = stages.aggregate(plan, now, unit);
+  const Profile& base_profile = stages.aggregate(plan, base, unit);
+  const Profile& new_profile = stages.aggregate(plan, now, unit);
   plan.format->write_diff(out, base_profile, new_profile, plan);
 }
 
@@ -140,8 +155,8 @@ void run_profile(const Plan& plan, std::ostream& out) {
     run_script(plan, out);
     return;
   }
-  Stages stages;
-  const std::vector<Recording> all = stages.load(plan, plan.inputs);
+  Stages stages(plan);
+  const std::vector<Recording>& all = stages.load(plan, plan.inputs);
   check_view(plan, all);
   const std::span<const Recording> sides[] = {all};
   plan.format->write(out, stages.aggregate(plan, all, unit_for(plan, sides)), plan);
