@@ -58,12 +58,14 @@ TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
   r.processes[7].push_back(format::ProcessInfo{.pid = 7});
   r.stacks[0] = {{}, {0x401000}};
   // Nothing to unwind with: each window's walk is its sampled address.
+  std::vector<format::UserWindow> windows;
   for (uint32_t id : {0, 1, 2})
-    r.windows[id] = {{id == 2 ? 0x402000u : 0x401000u, 0x7fff0000, 0},
-                     0x7fff0000,
-                     8,
-                     format::UserAbi::k64,
-                     {id}};
+    windows.push_back({{id == 2 ? 0x402000u : 0x401000u, 0x7fff0000, 0},
+                       0x7fff0000,
+                       8,
+                       format::UserAbi::k64,
+                       {id}});
+  r.windows.add(0, std::move(windows));
   const uint32_t app = comms.intern("app");
   for (uint32_t id : {0, 1, 2})
     r.counts.push_back({SampleKey{.stack = {0, 7, 0, 0, id}, .tid = 7, .comm = app}, {1, 10}});

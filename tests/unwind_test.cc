@@ -36,12 +36,11 @@ Recording one_window(uint64_t base, const std::vector<uint8_t>& stack, std::vect
     std::string block(kBlock, '\0');
     for (uint64_t a = std::max(at, base); a < std::min(at + kBlock, base + stack.size()); ++a)
       block[a - at] = static_cast<char>(stack[a - base]);
-    const auto id = static_cast<uint32_t>(r.blocks.size());
-    r.blocks[id] = r.block_data.size();
-    r.block_data += block;
+    const auto id = static_cast<uint32_t>(w.blocks.size());
+    r.blocks.add(id, block, kBlock);
     w.blocks.push_back(id);
   }
-  r.windows[0] = std::move(w);
+  r.windows.add(0, {std::move(w)});
   r.stacks[0] = {};
   process.pid = 7;
   r.processes[7].push_back(std::move(process));
@@ -54,7 +53,7 @@ TEST(Window, ReadsAcrossBlocksAndNothingOutside) {
     bytes[i] = static_cast<uint8_t>(i);
   const uint64_t base = 0x7fff0000 + 100;  // not block-aligned
   Recording r = one_window(base, bytes, {0, base, 0});
-  const format::UserWindow& w = r.windows[0];
+  const format::UserWindow& w = *r.windows.find(0);
   uint8_t out[40];
   ASSERT_TRUE(read_window(r, w, base + 20, out, sizeof out));  // crosses a block boundary
   for (size_t i = 0; i < sizeof out; ++i)
@@ -62,8 +61,9 @@ TEST(Window, ReadsAcrossBlocksAndNothingOutside) {
   EXPECT_FALSE(read_window(r, w, base - 8, out, 8));
   EXPECT_FALSE(read_window(r, w, base + 296, out, 8));
   EXPECT_FALSE(read_window(r, w, UINT64_MAX - 4, out, 8));
-  r.blocks.erase(w.blocks[1]);  // lost with a damaged frame
-  EXPECT_FALSE(read_window(r, w, base + 20, out, sizeof out));
+  format::UserWindow lost = w;
+  lost.blocks[1] = 99;  // a block a damaged frame lost
+  EXPECT_FALSE(read_window(r, lost, base + 20, out, sizeof out));
 }
 
 // What a sample of this very test would record: its registers and stack.
@@ -263,7 +263,7 @@ TEST(Unwinder, TheStepRulesWalkAsLibdwflDoes) {
     std::vector<uint8_t> cut(c.stack.begin(), c.stack.begin() + static_cast<ptrdiff_t>(size));
     const Recording r = one_window(c.rsp, cut, {c.rip, c.rsp, c.rbp}, process);
     AddressSpace space(r, r.processes.at(7), files, cfi_files);
-    const format::UserWindow& w = r.windows.at(0);
+    const format::UserWindow& w = *r.windows.find(0);
     const UnwoundStack rules = space.unwind(r, w, AddressSpace::Walker::kRules);
     by_rules += space.libdwfl_walks() == 0;
     const UnwoundStack libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
@@ -279,7 +279,7 @@ TEST(Unwinder, TheStepRulesWalkAsLibdwflDoes) {
                                             {0, c.rsp, 0}}) {
     const Recording r = one_window(c.rsp, c.stack, regs, process);
     AddressSpace space(r, r.processes.at(7), files, cfi_files);
-    const format::UserWindow& w = r.windows.at(0);
+    const format::UserWindow& w = *r.windows.find(0);
     const UnwoundStack rules = space.unwind(r, w, AddressSpace::Walker::kRules);
     const UnwoundStack libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
     EXPECT_EQ(rules.pcs, libdwfl.pcs);
@@ -306,7 +306,10 @@ TEST(Unwinder, OddWindowsEndWithAReason) {
   EXPECT_EQ(again.unwind(short_window, {0, 7, 0, 0, 0}).end, UnnamedReason::kWindowTooSmall);
   // A 32-bit task's stack is not read as a 64-bit one.
   Recording compat = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
-  compat.windows[0].abi = format::UserAbi::k32;
+  format::UserWindow k32 = *compat.windows.find(0);
+  k32.abi = format::UserAbi::k32;
+  compat.windows = {};
+  compat.windows.add(0, {k32});
   Unwinder third(files);
   EXPECT_EQ(third.unwind(compat, {0, 7, 0, 0, 0}).end, UnnamedReason::k32BitTask);
   // A window a damaged frame lost.

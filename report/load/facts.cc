@@ -85,7 +85,7 @@ RecordingFacts describe_recording(const Recording& r) {
   if (r.info.call_graph == format::CallGraph::kDwarf) {
     f.user_stack_bytes = r.info.user_stack_bytes;
     f.windows = r.windows.size();
-    f.window_bytes = r.block_data.size();
+    f.window_bytes = r.blocks.bytes();
     f.embedded_cfi = r.embedded_cfi->size();
   }
   return f;

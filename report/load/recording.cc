@@ -94,12 +94,8 @@ class RecordingBuilder : public format::RecordingVisitor {
 
   void keep_windows(format::SampleBatch& batch) {
     Recording& r = r_();
-    const uint32_t block_bytes = r.info.stack_block_bytes;
-    for (size_t i = 0; block_bytes && i * block_bytes < batch.blocks.size(); ++i)
-      if (r.blocks.emplace(batch.first_block_id + i, r.block_data.size()).second)
-        r.block_data.append(batch.blocks, i * block_bytes, block_bytes);
-    for (size_t i = 0; i < batch.windows.size(); ++i)
-      r.windows.emplace(batch.first_window_id + i, std::move(batch.windows[i]));
+    r.blocks.add(batch.first_block_id, std::move(batch.blocks), r.info.stack_block_bytes);
+    r.windows.add(batch.first_window_id, std::move(batch.windows));
   }
 };
 

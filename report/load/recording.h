@@ -14,6 +14,7 @@
 
 #include "common/elf_file.h"
 #include "format/recording.h"
+#include "report/load/id_runs.h"
 #include "report/load/sample_filter.h"
 #include "report/model/facts.h"
 #include "report/model/profile.h"
@@ -56,11 +57,10 @@ struct Recording {
   // nothing, however far a damaged file makes it.
   std::unordered_map<uint32_t, format::Stack> stacks;
   // --call-graph dwarf: the user stack windows by id, and the blocks they
-  // are made of: block id -> its offset in block_data (a block a damaged
-  // frame lost is not there: a window then reads short).
-  std::unordered_map<uint32_t, format::UserWindow> windows;
-  std::unordered_map<uint32_t, size_t> blocks;
-  std::string block_data;
+  // are made of (a block a damaged frame lost is in none: a window then
+  // reads short).
+  IdRuns<format::UserWindow> windows;
+  BlockRuns blocks;
   // ELF files' call frame information the recorder embedded, by raw
   // build-id (all sources of a file share them, like embedded symbols).
   std::shared_ptr<const std::unordered_map<std::string, format::ElfCfi>> embedded_cfi =

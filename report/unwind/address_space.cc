@@ -61,13 +61,12 @@ std::optional<uint64_t> load_bias(const format::Mapping& m, std::span<const Load
 }  // namespace
 
 const char* window_block(const Recording& r, const format::UserWindow& w, uint64_t index) {
-  auto block = index < w.blocks.size() ? r.blocks.find(w.blocks[index]) : r.blocks.end();
-  return block == r.blocks.end() ? nullptr : r.block_data.data() + block->second;
+  return index < w.blocks.size() ? r.blocks.find(w.blocks[index]) : nullptr;
 }
 
 bool read_window(const Recording& r, const format::UserWindow& w, uint64_t address, void* out,
                  size_t size) {
-  const uint32_t block_bytes = r.info.stack_block_bytes;
+  const uint32_t block_bytes = r.blocks.block_bytes();  // what they were stored in
   if (!block_bytes || address < w.base || address + size > w.base + w.size ||
       address + size < address)
     return false;
@@ -147,7 +146,7 @@ void AddressSpace::report(const format::Mapping& m, const Recording& r, FileFind
 bool AddressSpace::read_word(uint64_t address, uint64_t& value) {
   // Walks read a few words of each block, going up: the block last read
   // is kept at hand. A word across two blocks goes the long way.
-  const uint64_t block_bytes = recording_->info.stack_block_bytes;
+  const uint64_t block_bytes = recording_->blocks.block_bytes();
   if (block_bytes && address >= window_->base &&
       address - window_->base + sizeof value <= window_->size &&
       address % block_bytes + sizeof value <= block_bytes) {

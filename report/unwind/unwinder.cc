@@ -47,8 +47,8 @@ const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
   if (auto it = results_.find(ref); it != results_.end())
     return *it->second;
   UnwoundStack u;
-  if (auto window = r.windows.find(ref.window); window != r.windows.end()) {
-    u = space(r, ref).unwind(r, window->second);
+  if (const format::UserWindow* window = r.windows.find(ref.window)) {
+    u = space(r, ref).unwind(r, *window);
     if (auto stack = r.stacks.find(ref.stack); stack != r.stacks.end())
       splice(u, stack->second.user);
   } else {
