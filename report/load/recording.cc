@@ -14,8 +14,9 @@ namespace {
 // says frames belong to them.
 class RecordingBuilder : public format::RecordingVisitor {
  public:
-  RecordingBuilder(std::vector<Recording>& out, const SampleFilter& filter, CommTable& comms)
-      : out_(out), first_(out.size()), filter_(filter), comms_(comms) {
+  RecordingBuilder(std::vector<Recording>& out, const SampleFilter& filter, CommTable& comms,
+                   const StackSeen& seen)
+      : out_(out), first_(out.size()), filter_(filter), comms_(comms), seen_(seen) {
     begin_source();
   }
 
@@ -86,6 +87,7 @@ class RecordingBuilder : public format::RecordingVisitor {
   const size_t first_;  // this file's first recording in out_
   const SampleFilter& filter_;
   CommTable& comms_;
+  const StackSeen& seen_;
   const uint32_t lost_comm_ = comms_.intern(kLostComm);
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index_;  // into counts
   std::unordered_map<uint32_t, uint32_t> comm_ids_;             // the file's id: the report's
@@ -108,6 +110,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   for (size_t i = 0; i < batch.comms.size(); ++i)
     comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
   keep_windows(batch);
+  std::vector<bool> used(seen_ ? batch.stacks.size() : 0);  // the batch's stacks seen_ was told of
   for (const format::Sample& s : batch.samples) {
     // What --view leaves out is not part of this report at all: no
     // "filtered" in the header for intervals of an on-CPU view.
@@ -129,6 +132,11 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
                        : StackRef{},
         .waker_comm = woken ? comm(s.waker_comm_id) : 0,
     };
+    if (const uint64_t i = uint64_t{s.stack_id} - batch.first_stack_id;
+        i < used.size() && !used[i]) {
+      used[i] = true;
+      seen_(r, {key.stack.source, key.stack.pid, key.stack.capture, key.stack.stack});
+    }
     auto [it, inserted] = index_.try_emplace(key, r.counts.size());
     if (inserted)
       r.counts.emplace_back(key, SampleValues{});
@@ -189,9 +197,9 @@ uint32_t CommTable::intern(const std::string& comm) {
 }
 
 void load_recordings(const std::string& path, const SampleFilter& filter, CommTable& comms,
-                     std::vector<Recording>& out) {
+                     std::vector<Recording>& out, const StackSeen& seen) {
   const size_t first = out.size();
-  RecordingBuilder builder(out, filter, comms);
+  RecordingBuilder builder(out, filter, comms, seen);
   const format::ReadResult result = format::read_recording(path, builder);
   builder.finish();
   for (size_t i = first; i < out.size(); ++i) {
@@ -205,10 +213,10 @@ void load_recordings(const std::string& path, const SampleFilter& filter, CommTa
 }
 
 std::vector<Recording> load_all(std::span<const std::string> paths, const SampleFilter& filter,
-                                CommTable& comms) {
+                                CommTable& comms, const StackSeen& seen) {
   std::vector<Recording> all;
   for (const std::string& path : paths)
-    load_recordings(path, filter, comms, all);
+    load_recordings(path, filter, comms, all, seen);
   share_embedded_symbols(all);
   return all;
 }

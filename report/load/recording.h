@@ -5,6 +5,7 @@
 // not with the recording's length.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -79,17 +80,23 @@ struct Recording {
   uint16_t version_major = 0, version_minor = 0;
 };
 
+// Told of each stack (its frame-pointer chain: ref.window unset) the first
+// time a kept sample of the batch that defines it uses it, while the file
+// is still being read: for later stages to start early on what they will
+// need. The recording is not complete yet (embedded tables, later frames).
+using StackSeen = std::function<void(const Recording&, const StackRef&)>;
+
 // Reads the recording at `path`, counting the samples `filter` keeps: one
 // recording, or one per input of a file `ebprof-report merge` wrote,
 // appended to `out` with the next indexes. Comms go into `comms`. Throws
 // Error when the file cannot be read at all.
 void load_recordings(const std::string& path, const SampleFilter& filter, CommTable& comms,
-                     std::vector<Recording>& out);
+                     std::vector<Recording>& out, const StackSeen& seen = {});
 
 // Every source of every input, in order, sharing one embedded-symbol map
 // (two recordings of one binary embed the symbols each sampled).
 std::vector<Recording> load_all(std::span<const std::string> paths, const SampleFilter& filter,
-                                CommTable& comms);
+                                CommTable& comms, const StackSeen& seen = {});
 
 // The index of the latest capture of `pid` taken at or before `time_ns`
 // (the first one when all are later): the maps in effect for a sample.

@@ -58,7 +58,12 @@ struct Stages {
   std::deque<Profile> profiles;                   // what aggregate() returned
 
   const std::vector<Recording>& load(const Plan& plan, std::span<const std::string> paths) {
-    std::vector<Recording>& all = recordings.emplace_back(load_all(paths, plan.samples, comms));
+    // The DWARF the names will need starts opening as the stacks go past.
+    const StackSeen seen = [&](const Recording& r, const StackRef& ref) {
+      symbolize(plan).prefetch(r, ref);
+    };
+    std::vector<Recording>& all =
+        recordings.emplace_back(load_all(paths, plan.samples, comms, seen));
     for (const Recording& r : all)
       if (!r.warning.empty())
         warn(r.warning);

@@ -32,9 +32,10 @@ class Symbolizer {
 
   // Unwinds `ref` now (ref.window set) and starts opening the DWARF its
   // frames will be named from, for stack() to find it open: a report
-  // prefetches every stack before naming any. The binaries a profile runs
-  // through show up in its first stacks, so only so many addresses are
-  // looked at; stack() opens whatever they missed.
+  // prefetches stacks as they are read and every stack before naming any.
+  // `recording` may still be loading. The binaries a profile runs through
+  // show up in its first stacks, so only so many addresses are looked at;
+  // stack() opens whatever they missed.
   void prefetch(const Recording& recording, const StackRef& ref);
 
   const std::shared_ptr<FrameTable>& table() const { return table_; }

@@ -126,7 +126,11 @@ void UserNames::prefetch(const ProcessSymbols& space, uint64_t lookup) {
   const format::Mapping* m = find_mapping(space.captures, lookup);
   if (!m || m->path.empty() || m->path[0] != '/' || !prefetched_.insert(m).second)
     return;
-  const FoundBinary& binary = files_.find(*m, *space.embedded);
+  // Which DWARF file a binary has does not depend on the tables its
+  // recording embeds, which are not final while the recording is read
+  // (and must not be the key of a lookup that outlives them).
+  static const EmbeddedTables kNoTables;
+  const FoundBinary& binary = files_.find(*m, kNoTables);
   if (!binary.dwarf.empty())
     dwarf_.prefetch(binary.dwarf);
 }
