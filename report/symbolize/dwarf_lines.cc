@@ -100,6 +100,10 @@ void DwarfLines::DwflEnd::operator()(Dwfl* dwfl) const {
   dwfl_end(dwfl);
 }
 
+DwarfLines::DwarfLines(DwarfLines&&) noexcept = default;
+DwarfLines& DwarfLines::operator=(DwarfLines&&) noexcept = default;
+DwarfLines::~DwarfLines() = default;
+
 std::optional<DwarfLines> DwarfLines::open(const std::string& path) {
   // libdwfl opens the file itself, without O_NONBLOCK: refuse FIFOs and
   // devices first, which a recorded path may name.
@@ -109,16 +113,16 @@ std::optional<DwarfLines> DwarfLines::open(const std::string& path) {
   DwflHandle dwfl(dwfl_begin(&kCallbacks));
   if (!dwfl)
     return std::nullopt;
-  // dwfl_report_offline places an ET_DYN file (a PIE, a shared object) at
-  // libdwfl's offline base, 0x10000 for the first module: a bias every
-  // lookup would have to undo. dwfl_report_elf at base 0, adding p_vaddr,
-  // puts module addresses on ELF virtual addresses for ET_DYN and ET_EXEC.
+  // dwfl_report_elf at base 0, adding p_vaddr, puts module addresses on
+  // ELF virtual addresses for ET_DYN and ET_EXEC. An inflated copy can
+  // only be reported offline, which places an ET_DYN file at libdwfl's
+  // offline base: the bias below undoes that.
   dwfl_report_begin(dwfl.get());
-  UniqueFd inflated = inflated_elf(path);
-  Dwfl_Module* module = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(),
-                                        inflated ? inflated.get() : -1, 0, true);
-  if (module)
-    (void)inflated.release();  // libdwfl's now
+  auto image = std::make_unique<ElfImage>(inflated_elf(path));
+  Dwfl_Module* module = *image
+                            ? dwfl_report_offline_memory(dwfl.get(), path.c_str(), path.c_str(),
+                                                         image->data(), image->size())
+                            : dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1, 0, true);
   if (!module || dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
     return std::nullopt;
   // Relocatable objects (.o, kernel modules) have no virtual addresses to
@@ -132,7 +136,7 @@ std::optional<DwarfLines> DwarfLines::open(const std::string& path) {
   Dwarf* dwarf = dwfl_module_getdwarf(module, &dwarf_bias);
   if (!dwarf || !has_units(dwarf))
     return std::nullopt;
-  return DwarfLines(std::move(dwfl), module, bias);
+  return DwarfLines(std::move(image), std::move(dwfl), module, bias);
 }
 
 std::vector<SourceFrame> DwarfLines::frames(uint64_t vaddr) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "report/symbolize/inflated_elf.h"
+
 // libdwfl's handles, declared as libdwfl.h does so that includers need no
 // elfutils headers.
 struct Dwfl;
@@ -42,8 +44,9 @@ class DwarfLines {
   // it contains for each caller. Empty when no DWARF covers `vaddr`.
   std::vector<SourceFrame> frames(uint64_t vaddr);
 
-  DwarfLines(DwarfLines&&) noexcept = default;
-  DwarfLines& operator=(DwarfLines&&) noexcept = default;
+  DwarfLines(DwarfLines&&) noexcept;
+  DwarfLines& operator=(DwarfLines&&) noexcept;
+  ~DwarfLines();
 
  private:
   struct DwflEnd {
@@ -51,9 +54,10 @@ class DwarfLines {
   };
   using DwflHandle = std::unique_ptr<Dwfl, DwflEnd>;
 
-  DwarfLines(DwflHandle dwfl, Dwfl_Module* module, uint64_t bias)
-      : dwfl_(std::move(dwfl)), module_(module), bias_(bias) {}
+  DwarfLines(std::unique_ptr<ElfImage> image, DwflHandle dwfl, Dwfl_Module* module, uint64_t bias)
+      : image_(std::move(image)), dwfl_(std::move(dwfl)), module_(module), bias_(bias) {}
 
+  std::unique_ptr<ElfImage> image_;  // the file's inflated copy, if read from one; outlives dwfl_
   DwflHandle dwfl_;
   Dwfl_Module* module_ = nullptr;  // owned by dwfl_
   uint64_t bias_ = 0;              // module address minus ELF virtual address
