@@ -65,13 +65,9 @@ Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
   for (const Recording& r : recordings)
     for (const auto& [recorded, values] : r.counts) {
       SampleKey key = options.grouping.apply(recorded);
-      for (StackRef* ref : {&key.stack, &key.waker}) {
-        symbolizer.prefetch(r, *ref);
-        // Copied stacks rarely repeat, what they unwind to does: windows
-        // that unwind alike are one key, the first of them standing for all.
-        if (ref->window != kNoWindow)
-          ref->window = symbolizer.unwinder().unwind(r, *ref).window;
-      }
+      // Windows that unwind alike are one key.
+      for (StackRef* ref : {&key.stack, &key.waker})
+        *ref = symbolizer.prepare(r, *ref);
       keyed.push_back({&r, key, values});
     }
   for (const auto& [rp, key, values] : keyed) {

@@ -60,7 +60,7 @@ struct Stages {
   const std::vector<Recording>& load(const Plan& plan, std::span<const std::string> paths) {
     // The DWARF the names will need starts opening as the stacks go past.
     const StackSeen seen = [&](const Recording& r, const StackRef& ref) {
-      symbolize(plan).prefetch(r, ref);
+      symbolize(plan).prepare(r, ref);
     };
     std::vector<Recording>& all =
         recordings.emplace_back(load_all(paths, plan.samples, comms, seen));

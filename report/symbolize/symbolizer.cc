@@ -23,24 +23,33 @@ ProcessSymbols process_symbols(const Recording& recording, const StackRef& ref) 
 
 }  // namespace
 
-void Symbolizer::prefetch(const Recording& recording, const StackRef& ref) {
-  if (prefetch_budget_ == 0 || ref.stack == kNoStack)
-    return;
+StackRef Symbolizer::prepare(const Recording& recording, const StackRef& ref) {
+  if (ref.stack == kNoStack)
+    return ref;
+  StackRef standing = ref;
   std::span<const uint64_t> pcs;
   if (ref.window != kNoWindow) {
     const UnwoundStack& u = unwinder_.unwind(recording, ref);
-    if (!prefetched_outcomes_.insert(u.id).second)
-      return;
+    standing.window = u.window;
+    if (prefetch_budget_ == 0 || !prefetched_outcomes_.insert(u.id).second)
+      return standing;
     pcs = u.pcs;
   } else {
     auto stack = recording.stacks.find(ref.stack);
-    if (stack == recording.stacks.end() || !prefetched_stacks_.insert(ref).second)
-      return;
+    if (prefetch_budget_ == 0 || stack == recording.stacks.end() ||
+        !prefetched_stacks_.insert(ref).second)
+      return ref;
     pcs = stack->second.user;
+    // Beside a copied stack, the frame-pointer chain is what frame
+    // pointers gave in code built without them: past the sampled address,
+    // mostly not addresses at all.
+    if (recording.info.call_graph == format::CallGraph::kDwarf)
+      pcs = pcs.first(std::min<size_t>(pcs.size(), 1));
   }
   const ProcessSymbols space = process_symbols(recording, ref);
   for (size_t i = 0; i < pcs.size() && prefetch_budget_ > 0; ++i, --prefetch_budget_)
     user_.prefetch(space, format::lookup_address(pcs, i));
+  return standing;
 }
 
 FrameView Symbolizer::stack(const Recording& recording, const StackRef& ref) {

@@ -30,13 +30,15 @@ class Symbolizer {
   // each distinct outcome of their unwinding.
   FrameView stack(const Recording& recording, const StackRef& ref);
 
-  // Unwinds `ref` now (ref.window set) and starts opening the DWARF its
-  // frames will be named from, for stack() to find it open: a report
-  // prefetches stacks as they are read and every stack before naming any.
-  // `recording` may still be loading. The binaries a profile runs through
-  // show up in its first stacks, so only so many addresses are looked at;
-  // stack() opens whatever they missed.
-  void prefetch(const Recording& recording, const StackRef& ref);
+  // The ref that stands for `ref` in a report: with a window, the first
+  // window that unwound alike (copied stacks rarely repeat, what they
+  // unwind to does). Starts opening the DWARF its frames will be named
+  // from, for stack() to find it open: a report prepares stacks as they
+  // are read (`recording` may still be loading) and every stack before
+  // naming any. The binaries a profile runs through show up in its first
+  // stacks, so only so many addresses are looked at; stack() opens
+  // whatever they missed.
+  StackRef prepare(const Recording& recording, const StackRef& ref);
 
   const std::shared_ptr<FrameTable>& table() const { return table_; }
   Unwinder& unwinder() { return unwinder_; }
@@ -53,7 +55,7 @@ class Symbolizer {
   std::shared_ptr<FrameTable> table_;
   std::unordered_map<StackRef, FrameView, StackRefHash> cache_;
   std::unordered_map<uint32_t, FrameView> unwound_;  // --call-graph dwarf: by outcome id
-  size_t prefetch_budget_ = 100'000;                 // addresses prefetch() may still look up
+  size_t prefetch_budget_ = 100'000;                 // addresses prepare() may still look up
   std::unordered_set<uint32_t> prefetched_outcomes_;
   std::unordered_set<StackRef, StackRefHash> prefetched_stacks_;
 };
