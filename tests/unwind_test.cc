@@ -23,25 +23,39 @@ constexpr uint32_t kBlock = 128;
 
 // A recording holding one window of `stack` (from `base` up) with
 // registers rip, rsp, rbp as `regs`, and the maps of `process`.
-Recording one_window(uint64_t base, const std::vector<uint8_t>& stack, std::vector<uint64_t> regs,
-                     format::ProcessInfo process = {}) {
+Recording no_windows() {
   Recording r;
   r.info.call_graph = format::CallGraph::kDwarf;
   r.info.stack_block_bytes = kBlock;
   r.info.user_registers = {16, 7, 6};
   r.info.user_stack_bytes = 8192;
+  r.stacks[0] = {};
+  return r;
+}
+
+// Adds the window of `stack` at `base` to `r`, each block new; its id.
+uint32_t add_window(Recording& r, uint32_t id, uint64_t base, const std::vector<uint8_t>& stack,
+                    std::vector<uint64_t> regs) {
   format::UserWindow w{std::move(regs), base, static_cast<uint32_t>(stack.size()),
                        format::UserAbi::k64};
+  std::string blocks;
+  const auto first = static_cast<uint32_t>(r.blocks.bytes() / kBlock);
   for (uint64_t at = base / kBlock * kBlock; at < base + stack.size(); at += kBlock) {
     std::string block(kBlock, '\0');
     for (uint64_t a = std::max(at, base); a < std::min(at + kBlock, base + stack.size()); ++a)
       block[a - at] = static_cast<char>(stack[a - base]);
-    const auto id = static_cast<uint32_t>(w.blocks.size());
-    r.blocks.add(id, block, kBlock);
-    w.blocks.push_back(id);
+    w.blocks.push_back(first + static_cast<uint32_t>(blocks.size() / kBlock));
+    blocks += block;
   }
-  r.windows.add(0, {std::move(w)});
-  r.stacks[0] = {};
+  r.blocks.add(first, std::move(blocks), kBlock);
+  r.windows.add(id, {std::move(w)});
+  return id;
+}
+
+Recording one_window(uint64_t base, const std::vector<uint8_t>& stack, std::vector<uint64_t> regs,
+                     format::ProcessInfo process = {}) {
+  Recording r = no_windows();
+  add_window(r, 0, base, stack, std::move(regs));
   process.pid = 7;
   r.processes[7].push_back(std::move(process));
   return r;
@@ -285,6 +299,45 @@ TEST(Unwinder, TheStepRulesWalkAsLibdwflDoes) {
     EXPECT_EQ(rules.pcs, libdwfl.pcs);
     EXPECT_EQ(rules.end, libdwfl.end);
   }
+}
+
+// Thousands of windows at once, on every core, unwind as they do one
+// after the other: the same frames, ends and outcome ids.
+TEST(Unwinder, AllAtOnceUnwindsAsOneAfterTheOther) {
+  Capture c;
+  c.leaf = capture_with_red_zone;
+  level1(c);
+  ASSERT_GT(c.stack.size(), 64u);
+  Recording r = no_windows();
+  for (uint32_t pid : {7u, 8u}) {
+    format::ProcessInfo process = self();
+    process.pid = pid;
+    r.processes[pid].push_back(std::move(process));
+  }
+  std::vector<StackRef> refs;
+  uint32_t id = 0;
+  for (int copy = 0; copy < 3; ++copy)
+    for (size_t size = 8; size <= c.stack.size(); size += 8) {
+      std::vector<uint8_t> cut(c.stack.begin(), c.stack.begin() + static_cast<ptrdiff_t>(size));
+      const uint32_t window = add_window(r, id++, c.rsp, cut, {c.rip, c.rsp, c.rbp});
+      refs.push_back({0, copy == 1 ? 8u : 7u, 0, 0, window});
+      refs.push_back(refs.back());  // asked for twice
+    }
+  ASSERT_GE(refs.size(), 4000u) << "few enough for one thread: the test would test less";
+  FileFinder files({});
+  Unwinder all(files), one(files);
+  all.unwind_all(r, refs);
+  size_t full = 0;
+  for (const StackRef& ref : refs) {
+    const UnwoundStack& a = all.unwind(r, ref);
+    const UnwoundStack& b = one.unwind(r, ref);
+    ASSERT_EQ(a.pcs, b.pcs) << "window " << ref.window;
+    ASSERT_EQ(a.end, b.end) << "window " << ref.window;
+    ASSERT_EQ(a.id, b.id) << "window " << ref.window;
+    ASSERT_EQ(a.window, b.window) << "window " << ref.window;
+    full += a.end == UnnamedReason::kNone;
+  }
+  EXPECT_GT(full, 0u);
 }
 
 // Hostile or odd windows end with a reason, never a crash or a guess.

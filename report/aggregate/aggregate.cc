@@ -62,14 +62,22 @@ Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
     SampleValues values;
   };
   std::vector<Keyed> keyed;
-  for (const Recording& r : recordings)
+  for (const Recording& r : recordings) {
+    const size_t first = keyed.size();
+    std::vector<StackRef> windows;
     for (const auto& [recorded, values] : r.counts) {
-      SampleKey key = options.grouping.apply(recorded);
-      // Windows that unwind alike are one key.
-      for (StackRef* ref : {&key.stack, &key.waker})
-        *ref = symbolizer.prepare(r, *ref);
-      keyed.push_back({&r, key, values});
+      const SampleKey& key =
+          keyed.emplace_back(Keyed{&r, options.grouping.apply(recorded), values}).key;
+      for (const StackRef& ref : {key.stack, key.waker})
+        if (ref.window != kNoWindow)
+          windows.push_back(ref);
     }
+    symbolizer.unwinder().unwind_all(r, windows);
+    // Windows that unwind alike are one key.
+    for (size_t i = first; i < keyed.size(); ++i)
+      for (StackRef* ref : {&keyed[i].key.stack, &keyed[i].key.waker})
+        *ref = symbolizer.prepare(r, *ref);
+  }
   for (const auto& [rp, key, values] : keyed) {
     const Recording& r = *rp;
     auto [it, inserted] = index.try_emplace(key, kDropped);

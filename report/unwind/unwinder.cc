@@ -2,6 +2,12 @@
 
 #include "report/unwind/address_space.h"
 
+#include <algorithm>
+#include <exception>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
 namespace ebprof::report {
 namespace {
 
@@ -27,37 +33,106 @@ Unwinder::Unwinder(FileFinder& files) : files_(files) {}
 
 Unwinder::~Unwinder() = default;
 
-AddressSpace& Unwinder::space(const Recording& r, const StackRef& ref) {
-  const SpaceKey key{ref.source, ref.pid, ref.capture};
-  if (auto it = space_index_.find(key); it != space_index_.end()) {
+SpaceCache::SpaceCache() = default;
+SpaceCache::~SpaceCache() = default;
+
+AddressSpace& SpaceCache::get(const Recording& r, const StackRef& ref, Unwinder& unwinder) {
+  const Key key{ref.source, ref.pid, ref.capture};
+  if (auto it = index_.find(key); it != index_.end()) {
     spaces_.splice(spaces_.begin(), spaces_, it->second);
     return *it->second->second;
   }
   if (spaces_.size() >= kMaxSpaces) {
-    space_index_.erase(spaces_.back().first);
+    index_.erase(spaces_.back().first);
     spaces_.pop_back();
   }
-  spaces_.emplace_front(
-      key, std::make_unique<AddressSpace>(r, captures_from(r, ref), files_, cfi_files_));
-  space_index_[key] = spaces_.begin();
+  spaces_.emplace_front(key, unwinder.make_space(r, ref));
+  index_[key] = spaces_.begin();
   return *spaces_.front().second;
 }
 
-const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
-  if (auto it = results_.find(ref); it != results_.end())
-    return *it->second;
+std::unique_ptr<AddressSpace> Unwinder::make_space(const Recording& r, const StackRef& ref) {
+  std::lock_guard lock(making_);
+  return std::make_unique<AddressSpace>(r, captures_from(r, ref), files_, cfi_files_);
+}
+
+UnwoundStack Unwinder::walk(SpaceCache& spaces, const Recording& r, const StackRef& ref) {
   UnwoundStack u;
   if (const format::UserWindow* window = r.windows.find(ref.window)) {
-    u = space(r, ref).unwind(r, *window);
+    u = spaces.get(r, ref, *this).unwind(r, *window);
     if (auto stack = r.stacks.find(ref.stack); stack != r.stacks.end())
       splice(u, stack->second.user);
   } else {
     u.end = UnnamedReason::kUnreadableStack;  // lost with a damaged frame
   }
-  return keep(ref, std::move(u));
+  return u;
 }
 
-const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u) {
+const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
+  if (auto it = results_.find(ref); it != results_.end())
+    return *it->second;
+  UnwoundStack u = walk(spaces_, r, ref);
+  const size_t hash = outcome_hash(ref, u);
+  return keep(ref, std::move(u), hash);
+}
+
+void Unwinder::unwind_all(const Recording& r, std::span<const StackRef> refs) {
+  // The refs not unwound yet, once each, in address-space order: each
+  // thread takes a contiguous share, so that it meets few spaces.
+  std::vector<uint32_t> order;
+  for (size_t i = 0; i < refs.size(); ++i)
+    if (!results_.contains(refs[i]))
+      order.push_back(static_cast<uint32_t>(i));
+  auto key = [&](uint32_t i) {
+    const StackRef& ref = refs[i];
+    return std::tie(ref.source, ref.pid, ref.capture, ref.window, ref.stack);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  order.erase(std::unique(order.begin(), order.end(),
+                          [&](uint32_t a, uint32_t b) { return key(a) == key(b); }),
+              order.end());
+  // A thread costs an address space of its own per process it meets: worth
+  // it for thousands of windows, not for a few.
+  constexpr size_t kPerThread = 2000;
+  const size_t threads = std::min<size_t>(
+      {std::max(1u, std::thread::hardware_concurrency()), 4, order.size() / kPerThread + 1});
+  std::vector<UnwoundStack> found(order.size());
+  std::vector<size_t> hashes(order.size());
+  std::vector<std::exception_ptr> failed(threads);
+  auto share = [&](size_t t, SpaceCache& spaces) {
+    try {
+      for (size_t i = order.size() * t / threads; i < order.size() * (t + 1) / threads; ++i) {
+        found[i] = walk(spaces, r, refs[order[i]]);
+        hashes[i] = outcome_hash(refs[order[i]], found[i]);
+      }
+    } catch (...) {
+      failed[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      SpaceCache spaces;
+      share(t, spaces);
+    });
+  share(0, spaces_);
+  for (std::thread& w : workers)
+    w.join();
+  for (const std::exception_ptr& e : failed)
+    if (e)
+      std::rethrow_exception(e);
+  // Kept in the refs' own order: the ids one ref after the other gives.
+  std::vector<uint32_t> by_ref(order.size());
+  std::iota(by_ref.begin(), by_ref.end(), 0);
+  std::sort(by_ref.begin(), by_ref.end(),
+            [&](uint32_t a, uint32_t b) { return order[a] < order[b]; });
+  results_.reserve(results_.size() + order.size());
+  for (uint32_t i : by_ref)
+    keep(refs[order[i]], std::move(found[i]), hashes[i]);
+}
+
+size_t Unwinder::outcome_hash(const StackRef& ref, const UnwoundStack& u) {
   StackRef outcome = ref;
   outcome.window = kNoWindow;
   size_t h = StackRefHash{}(outcome);
@@ -65,7 +140,13 @@ const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u) {
     h = hash_combine(h, v);
   for (uint64_t pc : u.pcs)
     h = hash_combine(h, pc);
-  auto [it, inserted] = outcome_by_hash_.try_emplace(h, static_cast<uint32_t>(outcomes_.size()));
+  return h;
+}
+
+const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u, size_t hash) {
+  StackRef outcome = ref;
+  outcome.window = kNoWindow;
+  auto [it, inserted] = outcome_by_hash_.try_emplace(hash, static_cast<uint32_t>(outcomes_.size()));
   const UnwoundStack* same = inserted ? nullptr : &outcomes_[it->second];
   // A hash shared by a different outcome (or by the same frames of
   // another address space or recorded stack, which the hash covers but

@@ -10,6 +10,8 @@
 #include <deque>
 #include <list>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +39,33 @@ struct UnwoundStack {
 };
 
 class AddressSpace;
+class Unwinder;
+
+// The address spaces one thread walks in, by (source, pid, capture). Each
+// Dwfl keeps its modules' files open: so many at most, the least recently
+// used closed first.
+class SpaceCache {
+ public:
+  SpaceCache();
+  ~SpaceCache();
+  SpaceCache(const SpaceCache&) = delete;
+  SpaceCache& operator=(const SpaceCache&) = delete;
+
+  AddressSpace& get(const Recording& recording, const StackRef& ref, Unwinder& unwinder);
+
+  static constexpr size_t kMaxSpaces = 32;
+
+ private:
+  struct Key {
+    uint32_t source, pid, capture;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return StackRefHash{}({k.source, k.pid, k.capture}); }
+  };
+  std::list<std::pair<Key, std::unique_ptr<AddressSpace>>> spaces_;  // most recent first
+  std::unordered_map<Key, decltype(spaces_)::iterator, KeyHash> index_;
+};
 
 class Unwinder {
  public:
@@ -48,35 +77,34 @@ class Unwinder {
   // The user frames of `ref` (ref.window set), a stack of `recording`.
   const UnwoundStack& unwind(const Recording& recording, const StackRef& ref);
 
- private:
-  AddressSpace& space(const Recording& recording, const StackRef& ref);
+  // Unwinds `refs` (ref.window set, stacks of `recording`) on every core,
+  // for unwind() to answer from what they found. The outcomes, and their
+  // ids, are those unwind() would give one ref after the other.
+  void unwind_all(const Recording& recording, std::span<const StackRef> refs);
 
-  // Each Dwfl keeps its modules' files open: so many at most, the least
-  // recently used closed first.
-  static constexpr size_t kMaxSpaces = 32;
+ private:
+  friend class SpaceCache;
+  // A new address space for `ref`; any thread may ask.
+  std::unique_ptr<AddressSpace> make_space(const Recording& recording, const StackRef& ref);
+  // The walk of `ref`, not yet kept.
+  UnwoundStack walk(SpaceCache& spaces, const Recording& recording, const StackRef& ref);
+  // What tells outcomes apart: the address space, recorded stack, frames
+  // and end of `u`, the walk of `ref`.
+  static size_t outcome_hash(const StackRef& ref, const UnwoundStack& u);
   // The outcome `u` of `ref`, with its id: an earlier one's if identical.
-  const UnwoundStack& keep(const StackRef& ref, UnwoundStack u);
+  const UnwoundStack& keep(const StackRef& ref, UnwoundStack u, size_t hash);
 
   FileFinder& files_;
   std::unordered_map<StackRef, const UnwoundStack*, StackRefHash> results_;
   std::deque<UnwoundStack> outcomes_;   // by id
   std::vector<StackRef> outcome_refs_;  // by id: whose (the window left out)
   std::unordered_map<uint64_t, uint32_t> outcome_by_hash_;
-  struct SpaceKey {
-    uint32_t source, pid, capture;
-    bool operator==(const SpaceKey&) const = default;
-  };
-  struct SpaceKeyHash {
-    size_t operator()(const SpaceKey& k) const {
-      return StackRefHash{}({k.source, k.pid, k.capture});
-    }
-  };
-  std::list<std::pair<SpaceKey, std::unique_ptr<AddressSpace>>> spaces_;  // most recent first
-  std::unordered_map<SpaceKey, decltype(spaces_)::iterator, SpaceKeyHash> space_index_;
+  SpaceCache spaces_;  // unwind()'s
+  // Guards files_ and cfi_files_, which making an address space uses.
+  std::mutex making_;
   // Embedded tables written out as ELF files once, by build-id, for every
   // address space that needs them.
   std::unordered_map<std::string, UniqueFd> cfi_files_;
-  friend class AddressSpace;
 };
 
 // Counts the samples of `recording` by how their stacks unwound.
