@@ -164,8 +164,8 @@ if [[ " $freqs " == *" 999 "* ]]; then
   done
   echo
   echo "Report of the last 999 Hz recordings, and of ones 5 times as long (the CPython loop of"
-  echo "5 x $rounds rounds), where perf unwinds: median of $reps runs, page cache warm; max RSS"
-  echo "of one more run."
+  echo "5 x $rounds rounds), where perf unwinds: median of $reps runs of each, interleaved, page"
+  echo "cache warm; max RSS of one more run."
   echo
   echo "| recording | report | samples | seconds | µs/sample | ebprof speed-up | max RSS MB |"
   echo "|---|---|---:|---:|---:|---:|---:|"
@@ -177,8 +177,13 @@ if [[ " $freqs " == *" 999 "* ]]; then
     fi
     "$report" --format folded -i "$e" >/dev/null
     perf script -i "$p" >/dev/null 2>&1
-    es=$(for ((r = 0; r < reps; r++)); do seconds "$report" --format folded -i "$e"; done | median)
-    ps=$(for ((r = 0; r < reps; r++)); do seconds perf script -i "$p"; done | median)
+    # Interleaved, so that a slower minute of the machine slows both.
+    : >"$tmp/es" && : >"$tmp/ps"
+    for ((r = 0; r < reps; r++)); do
+      seconds "$report" --format folded -i "$e" >>"$tmp/es"
+      seconds perf script -i "$p" >>"$tmp/ps"
+    done
+    es=$(median <"$tmp/es") ps=$(median <"$tmp/ps")
     en=$(samples_of "$e") pn=$(samples_of "$p")
     printf "| %s | ebprof-report --format folded | %d | %s | %.1f | 1.0x | %.1f |\n" "$length" "$en" \
       "$es" "$(div "$es" "$en" %.9f | awk '{ print $1 * 1e6 }')" \
