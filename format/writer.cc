@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "format/crc32c.h"
 #include "format/ebprof.capnp.h"
 #include "format/framing.h"
@@ -79,12 +80,15 @@ RecordingWriter::RecordingWriter(UniqueFd fd, std::string path, WriterOptions op
 }
 
 RecordingWriter RecordingWriter::create(const std::string& path, WriterOptions options) {
+  check_output(path, "-o");
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    throw Error(errno_message("cannot replace " + path, errno) + ": choose another path with -o");
   // 0600: recordings hold command lines, paths and addresses.
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!fd) {
-    throw Error(errno_message("cannot create " + path, errno) + ": choose a writable path with -o");
-  }
-  RecordingWriter writer(std::move(fd), path, options);
+  return create(create_new(path, "-o"), path, options);
+}
+
+RecordingWriter RecordingWriter::create(UniqueFd fd, std::string path, WriterOptions options) {
+  RecordingWriter writer(std::move(fd), std::move(path), options);
   std::array<uint8_t, kFileHeaderSize> header{};
   std::copy(kMagic.begin(), kMagic.end(), header.begin());
   put_le16(&header[8], options.merged ? kMergedVersionMajor : kVersionMajor);

@@ -29,8 +29,12 @@ struct WriterOptions {
 // point leaves a file readable up to its last complete frame.
 class RecordingWriter {
  public:
-  // Creates `path` (replacing it) and writes the file header.
+  // Creates `path` anew, replacing a regular file there (never writing
+  // through a link, nor into a device or FIFO: common/output_file.h), and
+  // writes the file header.
   static RecordingWriter create(const std::string& path, WriterOptions options = {});
+  // Writes the file header to `fd`, a new file; `path` names it in messages.
+  static RecordingWriter create(UniqueFd fd, std::string path, WriterOptions options = {});
 
   void write(const RecordingInfo& info);
   void write(const std::vector<KernelSymbol>& symbols);

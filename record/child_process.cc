@@ -2,16 +2,55 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <utility>
 
 #include "common/error.h"
 #include "common/unique_fd.h"
 
 namespace ebprof::record {
+
+namespace {
+
+bool is_executable(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+void check_runnable(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0].empty())
+    throw Error("no command to run");
+  const std::string& name = argv[0];
+  if (name.find('/') != std::string::npos) {
+    if (is_executable(name))
+      return;
+    // As execvp says: a directory, or a file without execute permission,
+    // cannot be run (EACCES); else why the path does not resolve.
+    const int err = access(name.c_str(), X_OK) == 0 ? EACCES : errno;
+    throw Error(errno_message("cannot run '" + name + "'", err) +
+                ": check the path of the command");
+  }
+  // execvp's search: PATH, or its default when unset.
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/bin:/usr/bin";
+  for (size_t from = 0; from <= dirs.size();) {
+    size_t to = dirs.find(':', from);
+    if (to == std::string::npos)
+      to = dirs.size();
+    const std::string dir = to > from ? dirs.substr(from, to - from) : ".";
+    if (is_executable(dir + "/" + name))
+      return;
+    from = to + 1;
+  }
+  throw Error("cannot run '" + name + "': no such command in PATH; check its spelling");
+}
 
 ChildProcess ChildProcess::start(const std::vector<std::string>& argv) {
   if (argv.empty())

@@ -15,6 +15,10 @@ namespace ebprof::record {
 // filter before the command runs a single instruction (a command that
 // starts threads at once would otherwise lose its first milliseconds);
 // run() lets it exec.
+// Throws Error, as execvp would fail, when `argv` cannot be run: not found
+// in PATH, not an executable file.
+void check_runnable(const std::vector<std::string>& argv);
+
 class ChildProcess {
  public:
   static ChildProcess start(const std::vector<std::string>& argv);

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "record/child_process.h"
 #include "record/leaf_repair.h"
 #include "record/off_cpu.h"
 #include "record/perf_events.h"
@@ -99,6 +100,10 @@ void check_options(const RecordOptions& o) {
 }
 
 Targets resolve_targets(const RecordOptions& o) {
+  // Before anything is loaded or any file touched: a mistyped command must
+  // not cost the previous recording its name.
+  if (!o.command.empty())
+    check_runnable(o.command);
   Targets t;
   t.pids = resolve_pids(o.pids);
   t.tids = check_tids(o.tids);

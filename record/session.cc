@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "format/writer.h"
 #include "record/bpf_sampler.h"
 #include "record/child_process.h"
@@ -112,12 +113,17 @@ Header read_header(const RecordOptions& o, const SamplerConfig& config) {
 }
 
 // Like perf: an existing recording is kept as FILE.old rather than lost.
+// The output is made anew with O_EXCL, never through a link, and exists
+// under its name while it grows, so that a killed recorder leaves it.
 format::RecordingWriter open_output(const RecordOptions& o, const format::RecordingInfo& info) {
-  struct stat st {};
-  if (stat(o.output.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      rename(o.output.c_str(), (o.output + ".old").c_str()) != 0)
+  if (g_stop_signal)
+    throw Error(std::string("stopped by ") + sigabbrev_np(g_stop_signal) +
+                " before recording began: nothing was written, " + o.output + " is as it was");
+  check_output(o.output, "-o");  // absent, or a regular file
+  // rename(2) acts on names: a link at FILE.old is replaced, not followed.
+  if (rename(o.output.c_str(), (o.output + ".old").c_str()) != 0 && errno != ENOENT)
     throw_errno("cannot move the existing " + o.output + " to " + o.output + ".old", errno);
-  auto writer = format::RecordingWriter::create(o.output, o.writer);
+  auto writer = format::RecordingWriter::create(create_new(o.output, "-o"), o.output, o.writer);
   writer.write(info);
   return writer;
 }
@@ -168,7 +174,6 @@ class Session {
 };
 
 void Session::run() {
-  set_stop_handlers(on_stop_signal);
   if (!o_.command.empty()) {
     child_.emplace(ChildProcess::start(o_.command));
     if (targets_.tasks == TaskFilter::kProcesses)
@@ -259,6 +264,10 @@ void Session::print_summary() const {
 
 void run_session(const RecordOptions& options) {
   check_options(options);
+  check_output(options.output, "-o");  // now, not after the BPF programs load
+  // From the start: a stop asked for while the BPF programs load ends the
+  // run before the output is touched, not with a header-only file.
+  set_stop_handlers(on_stop_signal);
   Session(options).run();
 }
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -785,6 +786,91 @@ TEST(BadInput, RecordOfAMissingCommandIsOneLine) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("cannot run '/nonexistent/command'"), std::string::npos) << r.err;
   EXPECT_EQ(lines(r.err), 1) << r.err;
+}
+
+// A fresh directory for one test.
+fs::path fresh_dir(const std::string& name) {
+  fs::path dir = temp_file(name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// -o is never written through a link, nor into a device or FIFO: a root
+// recorder must not create or overwrite what a planted link names, nor
+// report success for a recording sent to /dev/null.
+TEST(BadInput, RecordNeverWritesThroughALinkOrIntoADevice) {
+  REQUIRE_BPF();
+  const fs::path dir = fresh_dir("record_links");
+  fs::create_symlink(dir / "target", dir / "dangling");
+  std::ofstream(dir / "precious") << "precious";
+  fs::create_symlink(dir / "precious", dir / "link");
+  ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
+  for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
+           {(dir / "dangling").string(), "symbolic link"},
+           {(dir / "link").string(), "symbolic link"},
+           {(dir / "fifo").string(), "FIFO"},
+           {"/dev/null", "device"}}) {
+    Outcome r = run("timeout 30 " + kRecord + " -q -o " + path + " -- /bin/true");
+    EXPECT_EQ(r.status, 1) << path << ": " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "target")) << "created through the dangling link";
+  EXPECT_EQ(slurp((dir / "precious").string()), "precious");
+  EXPECT_TRUE(fs::is_symlink(dir / "link"));
+  EXPECT_FALSE(fs::exists(dir / "link.old"));
+}
+
+// A command that cannot run is found out before the output is touched:
+// the previous recording keeps its name, and no .old appears.
+TEST(BadInput, AMistypedCommandKeepsThePreviousRecording) {
+  REQUIRE_BPF();
+  const fs::path dir = fresh_dir("mistyped");
+  const std::string out = (dir / "perf.data").string();
+  std::ofstream(out) << "the previous recording";
+  Outcome r = run(kRecord + " -q -o " + out + " -- ebprof-no-such-command --flag");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("cannot run 'ebprof-no-such-command'"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_EQ(slurp(out), "the previous recording");
+  EXPECT_FALSE(fs::exists(out + ".old"));
+}
+
+// Neither merge's output nor report -o is written through a link: a link
+// at the output is refused, one where merge used to write its partial
+// file is left alone, and each output replaces an existing file whole.
+TEST(BadInput, ReportOutputsNeverGoThroughALink) {
+  const fs::path dir = fresh_dir("report_links");
+  const std::string in = std::string(EBPROF_TEST_DATA_DIR) + "/v1.2-hotcold.data";
+  const fs::path precious = dir / "precious";
+  std::ofstream(precious) << "precious";
+  const fs::path merged = dir / "merged.data";
+  fs::create_symlink(precious, dir / "merged.data.partial");
+  Outcome m = run(kReport + " merge -o " + merged.string() + " " + in + " " + in);
+  EXPECT_EQ(m.status, 0) << m.err;
+  EXPECT_EQ(slurp(precious.string()), "precious");
+  Outcome folded = run(kReport + " -i " + merged.string() + " --format folded");
+  EXPECT_EQ(folded.status, 0) << folded.err;
+  EXPECT_FALSE(folded.out.empty());
+
+  fs::create_symlink(precious, dir / "report.txt");
+  for (const std::string& command :
+       {kReport + " -i " + in + " -o " + (dir / "report.txt").string(),
+        kReport + " merge -o " + (dir / "report.txt").string() + " " + in + " " + in}) {
+    Outcome r = run(command);
+    EXPECT_EQ(r.status, 1) << command;
+    EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+  }
+  EXPECT_EQ(slurp(precious.string()), "precious");
+
+  const fs::path plain = dir / "plain.txt";
+  std::ofstream(plain) << "a stale report that is longer than the new one would be, by far";
+  Outcome top = run(kReport + " -i " + in);
+  Outcome to_file = run(kReport + " -i " + in + " -o " + plain.string());
+  EXPECT_EQ(to_file.status, 0) << to_file.err;
+  EXPECT_EQ(slurp(plain.string()), top.out);
 }
 
 TEST(BadInput, ReportOfAFileItCannotReadIsOneLine) {

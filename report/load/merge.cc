@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "format/reader.h"
 #include "format/writer.h"
 
@@ -112,29 +113,24 @@ MergeResult merge_recordings(const std::string& output, const std::vector<std::s
   MergeResult result;
   // Written beside the output and renamed over it at the end: a merge that
   // fails leaves an existing output as it was.
-  const std::string partial = output + ".partial";
-  format::RecordingWriter writer = format::RecordingWriter::create(partial, {.merged = true});
-  try {
-    Merger merger(writer);
-    for (const std::string& input : inputs) {
-      merger.begin(input);
-      format::ReadResult r = format::read_recording(input, merger);
-      if (!r.warning.empty())
-        result.warnings.push_back(r.warning);
-    }
-    if (merger.unknown_frames())
-      result.warnings.push_back(std::to_string(merger.unknown_frames()) +
-                                " frames of a newer format version were left out: merge with "
-                                "the newer ebprof to keep them");
-    writer.close();
-    if (::rename(partial.c_str(), output.c_str()) != 0)
-      throw Error(errno_message("cannot write " + output, errno) + ": choose another path with -o");
-    result.sources = merger.sources();
-    result.samples = merger.samples();
-  } catch (...) {
-    ::unlink(partial.c_str());
-    throw;
+  ReplacingFile file(output, "-o");
+  format::RecordingWriter writer =
+      format::RecordingWriter::create(file.take_fd(), output, {.merged = true});
+  Merger merger(writer);
+  for (const std::string& input : inputs) {
+    merger.begin(input);
+    format::ReadResult r = format::read_recording(input, merger);
+    if (!r.warning.empty())
+      result.warnings.push_back(r.warning);
   }
+  if (merger.unknown_frames())
+    result.warnings.push_back(std::to_string(merger.unknown_frames()) +
+                              " frames of a newer format version were left out: merge with "
+                              "the newer ebprof to keep them");
+  writer.close();
+  file.commit();
+  result.sources = merger.sources();
+  result.samples = merger.samples();
   return result;
 }
 

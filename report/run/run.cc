@@ -6,11 +6,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <deque>
+#include <ext/stdio_filebuf.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "report/aggregate/aggregate.h"
 #include "report/load/facts.h"
 #include "report/load/merge.h"
@@ -206,20 +209,25 @@ void run_report(const Plan& plan) {
   for (const std::string& in : plan.inputs)
     if (!plan.output.empty() && same_file(in, plan.output))
       throw Error("-o " + plan.output + " is the recording being read: choose another file");
-  std::ofstream file;
+  // -o: written beside the file and renamed over it when complete, so a
+  // report that fails leaves an existing file as it was.
+  std::optional<ReplacingFile> file;
+  std::optional<__gnu_cxx::stdio_filebuf<char>> buffer;
+  std::optional<std::ostream> to_file;
   if (!plan.output.empty()) {
-    file.open(plan.output, std::ios::binary | std::ios::trunc);
-    if (!file)
-      throw Error(errno_message("cannot write " + plan.output, errno) +
-                  ": choose another path with -o");
+    file.emplace(plan.output, "-o");
+    buffer.emplace(file->take_fd().release(), std::ios::out | std::ios::binary);
+    to_file.emplace(&*buffer);
   }
-  std::ostream& out = plan.output.empty() ? std::cout : file;
+  std::ostream& out = to_file ? *to_file : std::cout;
   std::ios::sync_with_stdio(false);
   write_report(plan, out);
   out.flush();
-  if (!out)
+  if (!out || (buffer && !buffer->close()))
     throw Error("cannot write " + (plan.output.empty() ? std::string("the report") : plan.output) +
                 ": the disk is full or the output was closed");
+  if (file)
+    file->commit();
 }
 
 }  // namespace ebprof::report
