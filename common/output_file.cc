@@ -71,7 +71,7 @@ ReplacingFile::ReplacingFile(std::string path, const std::string& option) : path
   // mkostemp: O_CREAT|O_EXCL, mode 0600.
   fd_ = UniqueFd(mkostemp(buffer.data(), O_CLOEXEC));
   if (!fd_)
-    throw Error(errno_message("cannot create a file beside " + path_, errno) +
+    throw Error(errno_message("cannot write " + path_, errno) +
                 ": choose a writable directory with " + option);
   temp_ = buffer.data();
 }

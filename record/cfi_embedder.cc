@@ -10,7 +10,8 @@ void CfiEmbedder::take(const format::ProcessInfo& process) {
   for (const format::Mapping& m : process.mappings) {
     if (m.build_id.empty() || !done_.insert(m.build_id).second)
       continue;
-    for (const std::string& path : build_id_checked_paths(process.pid, m)) {
+    for (const MappedFile& file : build_id_checked_paths(process.pid, m)) {
+      const std::string& path = file.path;
       try {
         ElfUnwindTables t = read_unwind_tables(path);
         // The path may name a newer file than the one mapped.

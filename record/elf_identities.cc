@@ -1,5 +1,6 @@
 #include "record/elf_identities.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <cinttypes>
@@ -7,23 +8,31 @@
 #include <string>
 
 #include "common/error.h"
+#include "record/in_root.h"
 
 namespace ebprof::record {
 
-std::vector<std::string> mapped_file_paths(uint32_t pid, const format::Mapping& m) {
+std::vector<MappedFile> mapped_file_paths(uint32_t pid, const format::Mapping& m) {
   if (m.path.empty() || m.path[0] != '/')
     return {};
   char map_file[96];
   std::snprintf(map_file, sizeof map_file, "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m.start,
                 m.end);
-  return {map_file, "/proc/" + std::to_string(pid) + "/root" + m.path};
+  std::vector<MappedFile> files;
+  files.push_back({map_file, {}});
+  // Only a regular file: what is read through the path opens it again.
+  UniqueFd in_root = open_in_process_root(pid, m.path, O_PATH);
+  struct stat st {};
+  if (in_root && fstat(in_root.get(), &st) == 0 && S_ISREG(st.st_mode))
+    files.push_back({"/proc/self/fd/" + std::to_string(in_root.get()), std::move(in_root)});
+  return files;
 }
 
-std::vector<std::string> build_id_checked_paths(uint32_t pid, const format::Mapping& m) {
-  std::vector<std::string> paths = mapped_file_paths(pid, m);
-  if (!paths.empty())
-    paths.push_back(m.path);
-  return paths;
+std::vector<MappedFile> build_id_checked_paths(uint32_t pid, const format::Mapping& m) {
+  std::vector<MappedFile> files = mapped_file_paths(pid, m);
+  if (!files.empty())
+    files.push_back({m.path, {}});
+  return files;
 }
 
 void ElfIdentities::complete(uint32_t pid, format::Mapping& m) {
@@ -35,7 +44,8 @@ void ElfIdentities::complete(uint32_t pid, format::Mapping& m) {
   }
   auto [it, inserted] = debuglinks_.try_emplace(m.build_id);
   if (inserted) {
-    for (const std::string& path : build_id_checked_paths(pid, m)) {
+    for (const MappedFile& file : build_id_checked_paths(pid, m)) {
+      const std::string& path = file.path;
       try {
         ElfIdentity id = read_elf_identity(path);
         if (id.build_id == m.build_id) {
@@ -51,7 +61,8 @@ void ElfIdentities::complete(uint32_t pid, format::Mapping& m) {
 }
 
 ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
-  for (const std::string& path : mapped_file_paths(pid, m)) {
+  for (const MappedFile& file : mapped_file_paths(pid, m)) {
+    const std::string& path = file.path;
     struct stat st {};
     if (stat(path.c_str(), &st) != 0)
       continue;

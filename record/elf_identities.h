@@ -9,21 +9,31 @@
 #include <vector>
 
 #include "common/elf_file.h"
+#include "common/unique_fd.h"
 #include "format/recording.h"
 
 namespace ebprof::record {
 
+// One way to open a file a process maps: `path`, and when that path names
+// a descriptor of ours (/proc/self/fd/N), the descriptor, open as long as
+// this is.
+struct MappedFile {
+  std::string path;
+  UniqueFd fd;
+};
+
 // Where the file mapped at `m` in process `pid` can be opened, best first:
 // /proc/PID/map_files/START-END is the very file mapped, even when it was
-// deleted or lives in another mount namespace (a container);
-// /proc/PID/root/PATH is the fallback. None for anonymous memory and
-// pseudo-files ([vdso]).
-std::vector<std::string> mapped_file_paths(uint32_t pid, const format::Mapping& m);
+// deleted or lives in another mount namespace (a container); the fallback
+// is the mapped path looked up inside the process's root (open_in_root:
+// its symlinks cannot lead to the recorder's files). None for anonymous
+// memory and pseudo-files ([vdso]).
+std::vector<MappedFile> mapped_file_paths(uint32_t pid, const format::Mapping& m);
 
 // mapped_file_paths(), then the mapped path as this process sees it, which
 // still works after the process exited. Only for callers that check the
 // build-id of what they open: the path may name a newer file.
-std::vector<std::string> build_id_checked_paths(uint32_t pid, const format::Mapping& m);
+std::vector<MappedFile> build_id_checked_paths(uint32_t pid, const format::Mapping& m);
 
 // Build-ids and debuglinks of the files processes map, so a report can tell
 // whether the binary it finds is the one that ran. Each file (device, inode)

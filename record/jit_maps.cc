@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/unique_fd.h"
+#include "record/in_root.h"
 #include "record/proc_file.h"
 
 namespace ebprof::record {
@@ -24,23 +25,23 @@ bool take_hex(std::string_view& s, uint64_t& value) {
   return true;
 }
 
-// Reads the perf map at `path` if it changed size since `size`. The file is
-// written by the profiled process, which may be hostile: it must be a
-// regular file (not a FIFO that blocks, not a device that never ends, not a
-// symlink to a host file), owned by root or the process's owner, and at most
-// kMaxMapBytes.
-bool read_perf_map(const std::string& path, off_t& size, std::string& out) {
+// Reads the perf map at `path` inside the root of process `pid` if it
+// changed size since `size`. The file is written by the profiled process,
+// which may be hostile: it is looked up inside that root (open_in_root: a
+// container's /tmp linking to a host directory leads nowhere else), and
+// it must be a regular file (not a FIFO that blocks, not a device that
+// never ends, not a symlink), owned by root or the process's owner, and at
+// most kMaxMapBytes.
+bool read_perf_map(uint32_t pid, const std::string& path, off_t& size, std::string& out) {
   constexpr off_t kMaxMapBytes = 64 << 20;
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd fd = open_in_process_root(pid, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
   struct stat st {
   }, owner{};
   if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == size ||
       st.st_size > kMaxMapBytes)
     return false;
-  // /proc/PID/root/.. would be the host's root: the owner is taken from
-  // /proc/PID itself.
-  const std::string proc = path.substr(0, path.find("/root/"));
-  if (stat(proc.c_str(), &owner) != 0 || (st.st_uid != 0 && st.st_uid != owner.st_uid))
+  if (stat(("/proc/" + std::to_string(pid)).c_str(), &owner) != 0 ||
+      (st.st_uid != 0 && st.st_uid != owner.st_uid))
     return false;
   out.resize(static_cast<size_t>(st.st_size));
   ssize_t n = pread(fd.get(), out.data(), out.size(), 0);
@@ -76,10 +77,10 @@ const ElfSymbol* JitMaps::find(uint32_t pid, uint32_t namespace_pid, uint64_t ip
   if (t.read_at_ns && now_ns < t.read_at_ns + kRereadIntervalNs)
     return nullptr;
   t.read_at_ns = now_ns;
-  const std::string path = "/proc/" + std::to_string(pid) + "/root/tmp/perf-" +
-                           std::to_string(namespace_pid ? namespace_pid : pid) + ".map";
+  const std::string path =
+      "/tmp/perf-" + std::to_string(namespace_pid ? namespace_pid : pid) + ".map";
   std::string text;
-  if (!read_perf_map(path, t.size, text))
+  if (!read_perf_map(pid, path, t.size, text))
     return nullptr;
   t.symbols = parse_perf_map(text);
   return find_symbol(t.symbols, ip);

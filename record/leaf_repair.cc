@@ -59,7 +59,8 @@ LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
   auto [it, inserted] = binaries_.try_emplace(m.build_id);
   if (!inserted)
     return it->second.get();
-  for (const std::string& path : build_id_checked_paths(pid, m)) {
+  for (const MappedFile& file : build_id_checked_paths(pid, m)) {
+    const std::string& path = file.path;
     try {
       // Identity and layout first: the path may name a newer file.
       ElfLayout layout = read_elf_layout(path);

@@ -15,7 +15,8 @@ SymbolEmbedder::Binary& SymbolEmbedder::binary(uint32_t pid, const format::Mappi
   if (!inserted)
     return b;
   b.path = m.path;
-  for (const std::string& path : build_id_checked_paths(pid, m)) {
+  for (const MappedFile& file : build_id_checked_paths(pid, m)) {
+    const std::string& path = file.path;
     try {
       ElfSymbolTable table = ElfSymbolTable::load(path);
       // The path may name a newer file than the one mapped: only the build
