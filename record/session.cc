@@ -47,10 +47,6 @@ void set_stop_handlers(void (*handler)(int)) {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-bool process_exists(uint32_t pid) {
-  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
 // A tracker that knows every target alive now, read from /proc.
 ProcessTracker seeded_tracker(SystemProcesses& processes, const Targets& t) {
   ProcessTracker tracker(processes);
@@ -170,6 +166,7 @@ class Session {
   LossLedger ledger_;
   Recorder recorder_;
   std::optional<ChildProcess> child_;
+  const ProcessWatch watch_{targets_.pids};  // -p: the end comes when they all have ended
   uint64_t deadline_ns_ = UINT64_MAX;
 };
 
@@ -187,9 +184,7 @@ void Session::run() {
 }
 
 bool Session::done(uint64_t now_ns) {
-  return now_ns >= deadline_ns_ || (child_ && child_->try_wait()) ||
-         (!targets_.pids.empty() &&
-          std::none_of(targets_.pids.begin(), targets_.pids.end(), process_exists));
+  return now_ns >= deadline_ns_ || (child_ && child_->try_wait()) || watch_.all_exited();
 }
 
 void Session::record_until_done() {

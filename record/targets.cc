@@ -1,6 +1,9 @@
 #include "record/targets.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +28,26 @@ std::vector<uint32_t> resolve_pids(const std::vector<uint32_t>& ids) {
       tgids.push_back(*tgid);
   }
   return tgids;
+}
+
+ProcessWatch::ProcessWatch(const std::vector<uint32_t>& pids) : pids_(pids) {
+  for (uint32_t pid : pids_)
+    pidfds_.emplace_back(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+}
+
+bool ProcessWatch::all_exited() const {
+  if (pids_.empty())
+    return false;
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (pidfds_[i]) {
+      pollfd p{.fd = pidfds_[i].get(), .events = POLLIN, .revents = 0};
+      if (poll(&p, 1, 0) == 0)
+        return false;
+    } else if (kill(static_cast<pid_t>(pids_[i]), 0) == 0 || errno == EPERM) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {

@@ -13,6 +13,21 @@ namespace ebprof::record {
 // naming an id that does not exist.
 std::vector<uint32_t> resolve_pids(const std::vector<uint32_t>& ids);
 
+// Watches the -p processes for the recording to end when they all have:
+// by pidfd, which stays with the process it was opened for (a reused pid
+// is another process) and is readable once it exits, zombie or reaped
+// alike. Kernels before 5.3 have no pidfd_open: kill(pid, 0) then.
+class ProcessWatch {
+ public:
+  explicit ProcessWatch(const std::vector<uint32_t>& pids);
+  // Whether every watched process has exited; false when none is watched.
+  bool all_exited() const;
+
+ private:
+  std::vector<uint32_t> pids_;
+  std::vector<UniqueFd> pidfds_;  // by pids_; empty where pidfd_open failed
+};
+
 // The threads of -t, each checked to exist now.
 std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids);
 

@@ -238,6 +238,28 @@ TEST(EndToEnd, RecordsARunningProcessByPid) {
   expect_hotcold_profile(data);
 }
 
+// -p ends when its process does, though it lingers as a zombie (kill(pid,
+// 0) still succeeds on one, and on whatever reuses its pid).
+TEST(EndToEnd, RecordingByPidEndsWhenTheTargetIsAZombie) {
+  REQUIRE_BPF();
+  const pid_t zombie = fork();
+  ASSERT_GE(zombie, 0);
+  if (zombie == 0)
+    _exit(0);  // not reaped until the test is done: a zombie meanwhile
+  for (int i = 0; i < 100 && slurp("/proc/" + std::to_string(zombie) + "/stat").find(") Z ") ==
+                                 std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto start = std::chrono::steady_clock::now();
+  Outcome rec = run("timeout 60 " + kRecord + " -q -p " + std::to_string(zombie) + " -o " +
+                    temp_file("zombie.data"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  waitpid(zombie, nullptr, 0);
+  EXPECT_EQ(rec.status, 0) << rec.err;
+  EXPECT_LT(seconds, 20) << "the recording did not end with its target";
+}
+
 TEST(EndToEnd, InfoAndDumpDescribeARealRecording) {
   REQUIRE_BPF();
   std::string data = temp_file("info.data");
