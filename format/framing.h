@@ -41,6 +41,37 @@ enum class FrameKind : uint16_t {
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame
 
+// The most a frame of `kind` stored compressed in `stored` bytes can hold
+// as the writer makes it: what each kind can carry (a header or a loss
+// report is small, a sample batch or a binary's tables can be large), and
+// never more than 1024 times its compressed size (the writer's messages
+// compress 3-30 times). A frame claiming more is damage: inflating a
+// crafted 8 KB frame to 256 MiB took seconds of CPU.
+inline constexpr uint64_t max_inflated_bytes(uint16_t kind, uint64_t stored) {
+  constexpr uint64_t kMiB = 1 << 20;
+  uint64_t cap = kMaxFrameBytes;
+  switch (static_cast<FrameKind>(kind)) {
+    case FrameKind::kRecordingInfo:
+      cap = 16 * kMiB;  // the command line, modules, host facts
+      break;
+    case FrameKind::kRecordingEnd:
+    case FrameKind::kLosses:
+    case FrameKind::kSource:
+      cap = kMiB;
+      break;
+    case FrameKind::kKernelSymbols:
+    case FrameKind::kProcess:
+      cap = 64 * kMiB;  // kallsyms; the most mappings a process can have
+      break;
+    case FrameKind::kJitSymbols:
+      cap = 128 * kMiB;  // perf maps are read up to 64 MiB
+      break;
+    default:
+      break;  // sample batches, binaries' symbols and CFI: up to the frame limit
+  }
+  return stored * 1024 + 64 * 1024 < cap ? stored * 1024 + 64 * 1024 : cap;
+}
+
 struct FrameHeader {
   uint32_t stored_size = 0;  // payload bytes in the file
   uint32_t raw_size = 0;     // payload bytes after decompression

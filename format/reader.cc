@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -445,6 +446,12 @@ std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
   return {major, minor};
 }
 
+// The version of the file header at `offset`, when one is there: the start
+// of another recording joined on after this one.
+std::optional<std::pair<uint16_t, uint16_t>> joined_file_header(int fd, uint64_t offset,
+                                                                uint64_t file_size,
+                                                                const std::string& path);
+
 // A frame's message bytes into `raw`: decompressed, or copied. Returns why
 // the frame is damaged, or "".
 std::string unpack(const FrameHeader& h, const std::vector<uint8_t>& stored,
@@ -491,8 +498,10 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
   switch (static_cast<FrameKind>(deliver.kind)) {
     case FrameKind::kRecordingInfo: {
       RecordingInfo decoded = decode(message.getRoot<schema::RecordingInfo>());
-      if (ids.merged && ids.source_has_content)
-        ids.start_source();  // its Source frame was lost
+      // After content, a header starts a new source: in a merged file, one
+      // whose Source frame was lost; in any file, a recording joined on.
+      if (ids.source_has_content)
+        ids.start_source();
       ids.block_bytes = decoded.stack_block_bytes;
       ids.user_registers = decoded.user_registers.size();
       return deliver(std::move(decoded), &RecordingVisitor::on_info);
@@ -580,12 +589,24 @@ size_t read_at(int fd, uint64_t offset, void* out, size_t size, const std::strin
   return done;
 }
 
+std::optional<std::pair<uint16_t, uint16_t>> joined_file_header(int fd, uint64_t offset,
+                                                                uint64_t file_size,
+                                                                const std::string& path) {
+  std::array<uint8_t, kFileHeaderSize> h{};
+  if (offset + h.size() > file_size || read_at(fd, offset, h.data(), h.size(), path) < h.size() ||
+      !std::equal(kMagic.begin(), kMagic.end(), h.begin()))
+    return std::nullopt;
+  return std::pair{get_le16(&h[8]), get_le16(&h[10])};
+}
+
 // Whether a frame header's fields are self-consistent, and (with `fits`)
 // whether its payload fits in the file.
 bool plausible(const FrameHeader& h, uint64_t offset, uint64_t file_size, bool fits = true) {
   bool compressed = h.flags & kFrameZstd;
   return h.stored_size <= kMaxFrameBytes && h.raw_size <= kMaxFrameBytes && h.raw_size % 8 == 0 &&
-         (compressed || h.stored_size == h.raw_size) && !(h.flags & ~kFrameZstd) && h.kind != 0 &&
+         (compressed ? h.raw_size <= max_inflated_bytes(h.kind, h.stored_size)
+                     : h.stored_size == h.raw_size) &&
+         !(h.flags & ~kFrameZstd) && h.kind != 0 &&
          (!fits || offset + kFrameHeaderSize + h.stored_size <= file_size);
 }
 
@@ -619,16 +640,24 @@ Check read_frame(int fd, uint64_t offset, uint64_t file_size, const std::string&
   return Check::kOk;
 }
 
+// How many bytes the search for intact frames after damage checksums at
+// most: crafted data can make every offset a plausible header with a
+// large payload.
+uint64_t scan_budget(uint64_t file_size) {
+  return 4 * file_size + (64u << 20);
+}
+
 // The offset of the next intact frame after damage at `from`: the first
 // position whose header is plausible and whose checksum matches, or
 // file_size when there is none.
-uint64_t find_next_frame(int fd, uint64_t from, uint64_t file_size, const std::string& path) {
+uint64_t find_next_frame(int fd, uint64_t from, uint64_t file_size, const std::string& path,
+                         bool& gave_up) {
   constexpr size_t kWindow = 1 << 20;
   std::vector<uint8_t> window;
   std::vector<uint8_t> stored;
   // Crafted data can make every offset a plausible header with a huge
   // payload: bound the bytes checksummed per scan, then give up.
-  uint64_t budget = 4 * file_size + (64u << 20);
+  uint64_t budget = scan_budget(file_size);
   for (uint64_t base = from; base + kFrameHeaderSize <= file_size; base += kWindow) {
     window.resize(std::min<uint64_t>(kWindow + kFrameHeaderSize, file_size - base));
     size_t n = read_at(fd, base, window.data(), window.size(), path);
@@ -636,8 +665,10 @@ uint64_t find_next_frame(int fd, uint64_t from, uint64_t file_size, const std::s
       if (!plausible(decode_frame_header(&window[i]), base + i, file_size))
         continue;
       FrameHeader h = decode_frame_header(&window[i]);
-      if (h.stored_size > budget)
+      if (h.stored_size > budget) {
+        gave_up = true;
         return file_size;
+      }
       budget -= h.stored_size;
       std::string why;
       if (read_frame(fd, base + i, file_size, path, h, stored, why) == Check::kOk)
@@ -666,6 +697,58 @@ std::pair<UniqueFd, uint64_t> open_recording(const std::string& path) {
 
 }  // namespace
 
+// Why the bytes from `offset` on were not read: the search for an intact
+// frame stopped at its budget, and what follows may hold intact frames.
+std::string search_stopped(const std::string& path, uint64_t offset, uint64_t file_size) {
+  return path + ": the search for an intact frame after the damage at byte " +
+         std::to_string(offset) + " stopped at its budget (" +
+         std::to_string(scan_budget(file_size) >> 20) +
+         " MB checksummed, a bound against crafted files): the last " +
+         std::to_string(file_size - offset) + " bytes were not read";
+}
+
+// What a file header at `offset` means: none there, a recording joined
+// on (cat a b >c), which starts a source of its own as a merged file's
+// inputs do, so that its tables never name the samples of another; or one
+// of a version this reader cannot read, which ends the reading.
+enum class Joined { kNo, kYes, kUnreadable };
+Joined join_at(int fd, uint64_t offset, uint64_t file_size, const std::string& path, IdSpace& ids,
+               ReadResult& result) {
+  const std::optional<std::pair<uint16_t, uint16_t>> joined =
+      joined_file_header(fd, offset, file_size, path);
+  if (!joined)
+    return Joined::kNo;
+  if (joined->first > kNewestMajor || joined->first == 0) {
+    result.complete = false;
+    result.warning = path + ": a recording of format version " + std::to_string(joined->first) +
+                     "." + std::to_string(joined->second) + " is joined on at byte " +
+                     std::to_string(offset) +
+                     ", which this ebprof-report does not read: upgrade ebprof";
+    return Joined::kUnreadable;
+  }
+  ids.start_source();
+  ids.merged = ids.merged || joined->first >= kMergedVersionMajor;
+  ++result.joined;
+  return Joined::kYes;
+}
+
+// The one warning line: joined recordings, damage, then how the file ended.
+void sum_up(ReadResult& result, const std::string& first_damage, const std::string& path) {
+  if (result.joined) {
+    std::string joined = path + " holds " + std::to_string(result.joined + 1) +
+                         " recordings joined end to end (as cat makes): each is read as a " +
+                         "recording of its own, as `ebprof-report merge` would have kept them";
+    result.warning = result.warning.empty() ? joined : joined + "; " + result.warning;
+  }
+  if (result.damaged_frames) {
+    result.complete = false;
+    std::string damage = path + ": " + std::to_string(result.damaged_frames) +
+                         " damaged frame(s) skipped, " + std::to_string(result.skipped_bytes) +
+                         " bytes (first: " + first_damage + ")";
+    result.warning = result.warning.empty() ? damage : damage + "; " + result.warning;
+  }
+}
+
 std::pair<uint16_t, uint16_t> read_version(const std::string& path) {
   auto [fd, file_size] = open_recording(path);
   return check_file_header(fd.get(), file_size, path);
@@ -691,6 +774,13 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   std::string first_damage;
 
   while (offset < file_size) {
+    if (const Joined joined = join_at(fd.get(), offset, file_size, path, ids, result);
+        joined != Joined::kNo) {
+      if (joined == Joined::kUnreadable)
+        break;
+      offset += kFileHeaderSize;
+      continue;
+    }
     FrameHeader h;
     std::string why;
     uint64_t next;  // where reading goes on after a damaged frame
@@ -711,10 +801,13 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
       // Its checksum held, so it ends where its header says: scanning
       // inside its payload could find bytes that only look like a frame.
     } else {
-      next = find_next_frame(fd.get(), offset + 1, file_size, path);
+      bool gave_up = false;
+      next = find_next_frame(fd.get(), offset + 1, file_size, path, gave_up);
+      if (gave_up)
+        result.warning = search_stopped(path, offset, file_size);  // said, not silent
       // A length that runs past the end means a cut file only if no intact
       // frame follows; otherwise the length itself is damaged.
-      if (check == Check::kCut && next == file_size) {
+      if (check == Check::kCut && next == file_size && !gave_up) {
         result.complete = false;
         result.warning = path + ": " + why + " at byte " + std::to_string(offset) +
                          "; the report covers the " + std::to_string(result.frames) +
@@ -731,13 +824,7 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   }
   if (result.frames == 0)
     throw Error(path + " holds no intact frame: recording is unusable");
-  if (result.damaged_frames) {
-    result.complete = false;
-    std::string damage = path + ": " + std::to_string(result.damaged_frames) +
-                         " damaged frame(s) skipped, " + std::to_string(result.skipped_bytes) +
-                         " bytes (first: " + first_damage + ")";
-    result.warning = result.warning.empty() ? damage : damage + "; " + result.warning;
-  }
+  sum_up(result, first_damage, path);
   return result;
 }
 

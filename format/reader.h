@@ -54,6 +54,7 @@ struct ReadResult {
   bool complete = true;         // false when the file ended early or a frame was damaged
   uint64_t damaged_frames = 0;  // skipped: their contents never reach the visitor
   uint64_t skipped_bytes = 0;
+  uint64_t joined = 0;  // recordings joined on after the first (cat a b >c)
   std::string warning;  // one line: what was skipped, and where the file ends early
 };
 

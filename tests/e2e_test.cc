@@ -895,6 +895,28 @@ TEST(BadInput, ReportOutputsNeverGoThroughALink) {
   EXPECT_EQ(slurp(plain.string()), top.out);
 }
 
+// Two recordings joined with cat read as two recordings, each named from
+// its own tables: the same report as the two files given with -i.
+TEST(BadInput, RecordingsJoinedWithCatReadAsTwoRecordings) {
+  const std::string a = std::string(EBPROF_TEST_DATA_DIR) + "/v1.2-hotcold.data";
+  const std::string b = std::string(EBPROF_TEST_DATA_DIR) + "/v1.2-offcpu-wakers.data";
+  const std::string joined = temp_file("joined.data");
+  std::ofstream(joined, std::ios::binary) << slurp(a) << slurp(b);
+  for (const std::string flags : {"--format folded --prefix comm,pid", "--view wall -n 0"}) {
+    Outcome both = run(kReport + " " + flags + " -i " + a + " -i " + b);
+    Outcome cat = run(kReport + " " + flags + " -i " + joined);
+    ASSERT_EQ(both.status, 0) << both.err;
+    EXPECT_EQ(cat.status, 0) << cat.err;
+    EXPECT_FALSE(cat.out.empty());
+    // The top table's header repeats the reader's warning; the rest agrees.
+    std::string table = cat.out;
+    if (size_t w = table.find("# warning: " + joined); w != std::string::npos)
+      table.erase(w, table.find('\n', w) + 1 - w);
+    EXPECT_EQ(table, both.out) << flags;
+    EXPECT_NE(cat.err.find("2 recordings joined end to end"), std::string::npos) << cat.err;
+  }
+}
+
 TEST(BadInput, ReportOfAFileItCannotReadIsOneLine) {
   std::string empty = temp_file("empty.data"), text = temp_file("text.data");
   std::ofstream(empty).close();

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -404,6 +405,57 @@ TEST(Reader, AnEmptyFrameIsDamage) {
   EXPECT_EQ(r.damaged_frames, 1u);
   EXPECT_NE(r.warning.find("frame is empty"), std::string::npos) << r.warning;
   EXPECT_TRUE(c.end);
+}
+
+// A small frame claiming to inflate to far more than the writer ever packs
+// into that many bytes is damage, found from its header alone: zeros
+// compressed 8 KB to 64 MiB were inflated before anything looked at them.
+TEST(Reader, AFrameThatInflatesBeyondWhatTheWriterMakesIsDamage) {
+  std::string path = temp_file("bomb.data");
+  write_recording(path, true, second_batch());
+  const std::string zeros(64u << 20, '\0');
+  std::string packed(ZSTD_compressBound(zeros.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), zeros.data(), zeros.size(), 19));
+  ASSERT_LT(packed.size() * 1024, zeros.size()) << "compresses too little to test the bound";
+  FrameHeader h{.stored_size = static_cast<uint32_t>(packed.size()),
+                .raw_size = static_cast<uint32_t>(zeros.size()),
+                .kind = static_cast<uint16_t>(FrameKind::kSampleBatch),
+                .flags = kFrameZstd};
+  std::array<uint8_t, kFrameHeaderSize> header = encode_frame_header(h);
+  h.crc = crc32c(crc32c(0, header.data(), 12), packed.data(), packed.size());
+  header = encode_frame_header(h);
+  write_bytes(path, read_bytes(path) + std::string(header.begin(), header.end()) + packed);
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_EQ(r.damaged_frames, 1u);
+  EXPECT_NE(r.warning.find("frame header is damaged"), std::string::npos) << r.warning;
+  EXPECT_TRUE(c.end) << "the frames before it read";
+}
+
+// Plausible headers by the thousand (each claiming half the file) stop
+// the search for an intact frame at its budget: the warning says what was
+// not read, rather than dropping the rest of the file silently.
+TEST(Reader, ASearchThatStopsSaysWhatItDidNotRead) {
+  std::string path = temp_file("plausible-headers.data");
+  write_recording(path, true, second_batch());
+  const std::string good = read_bytes(path);
+  const size_t first_frame_end = kFileHeaderSize + kFrameHeaderSize +
+                                 get_le32(reinterpret_cast<const uint8_t*>(good.data()) + 16);
+  FrameHeader h{.stored_size = 64000,
+                .raw_size = 64000,
+                .kind = static_cast<uint16_t>(FrameKind::kSampleBatch),
+                .flags = 0,
+                .crc = 0x12345678};
+  const std::array<uint8_t, kFrameHeaderSize> header = encode_frame_header(h);
+  std::string junk;
+  for (int i = 0; i < 8192; ++i)
+    junk.append(header.begin(), header.end());
+  write_bytes(path, good.substr(0, first_frame_end) + junk + good.substr(first_frame_end));
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.warning.find("stopped at its budget"), std::string::npos) << r.warning;
+  EXPECT_NE(r.warning.find("bytes were not read"), std::string::npos) << r.warning;
 }
 
 TEST(Writer, UnwritablePathIsOneClearError) {
