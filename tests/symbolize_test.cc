@@ -1,9 +1,12 @@
 // The symbolize stage: finding a recorded binary's files and naming its
 // addresses (ELF symbols, DWARF inline frames, JIT maps, demangling), and
 // kernel addresses from the recorded kallsyms.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -226,7 +229,7 @@ TEST(UserNames, FetchesDebuginfoFromDebuginfod) {
   // misses, so each try gets a cache of its own.
   for (int attempt = 0; attempt < 50 && name != "main"; ++attempt) {
     setenv("DEBUGINFOD_CACHE_PATH", (root + "/cache" + std::to_string(attempt)).c_str(), 1);
-    std::shared_ptr<Debuginfod> client = Debuginfod::from_environment();
+    std::shared_ptr<Debuginfod> client = Debuginfod::from_environment({});
     ASSERT_TRUE(client);
     o.debuginfod = [client](const std::string& id) { return client->find_debuginfo(id); };
     name = Names(o).one({&p, 1}, in_main).name;
@@ -238,6 +241,55 @@ TEST(UserNames, FetchesDebuginfoFromDebuginfod) {
   unsetenv("DEBUGINFOD_URLS");
   unsetenv("DEBUGINFOD_CACHE_PATH");
   EXPECT_EQ(name, "main");
+}
+
+// A server that accepts and never answers holds the report for the
+// deadline at most, however many build-ids are asked (in parallel), says
+// so while it waits, and sums up what went unanswered.
+TEST(Debuginfod, ASilentServerCostsTheDeadlineAtMost) {
+  if (system("test -e /usr/lib/x86_64-linux-gnu/libdebuginfod.so.1 || "
+             "ldconfig -p | grep -q libdebuginfod.so.1") != 0)
+    GTEST_SKIP() << "libdebuginfod is not installed (apt-get install libdebuginfod1)";
+  // Listening, never accepting: connections complete, requests never end.
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(listener, 64), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string cache = testing::TempDir() + "/silent-cache-" + std::to_string(getpid());
+  setenv("DEBUGINFOD_URLS", ("http://127.0.0.1:" + std::to_string(ntohs(address.sin_port))).c_str(),
+         1);
+  setenv("DEBUGINFOD_CACHE_PATH", cache.c_str(), 1);
+  std::vector<std::string> said;
+  const auto start = std::chrono::steady_clock::now();
+  std::string summary;
+  {
+    std::unique_ptr<Debuginfod> client = Debuginfod::from_environment(
+        {.deadline_s = 3, .say = [&](const std::string& m) { said.push_back(m); }});
+    ASSERT_TRUE(client);
+    const std::vector<std::string> ids = {std::string(20, 'a'), std::string(20, 'b'),
+                                          std::string(20, 'c'), std::string(20, 'd'),
+                                          std::string(20, 'e'), std::string(20, 'f')};
+    for (const std::string& id : ids)
+      client->request(id);
+    for (const std::string& id : ids)
+      EXPECT_EQ(client->find_debuginfo(id), "");
+    summary = client->summary();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  unsetenv("DEBUGINFOD_URLS");
+  unsetenv("DEBUGINFOD_CACHE_PATH");
+  close(listener);
+  std::filesystem::remove_all(cache);
+  EXPECT_LT(seconds, 8) << "one deadline for all, not one per question";
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("--debuginfod-timeout"), std::string::npos) << said[0];
+  EXPECT_NE(summary.find("6 build-ids asked, 0 found, 6 unanswered"), std::string::npos) << summary;
 }
 
 // A recording of thousands of binaries nobody has debuginfo for must not

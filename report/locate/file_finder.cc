@@ -107,6 +107,21 @@ const ElfSymbolTable* FileFinder::find_debuginfo(const format::Mapping& m, Found
   return file;
 }
 
+bool FileFinder::request(const format::Mapping& m) {
+  if (!options_.debuginfod_request || m.build_id.empty())
+    return false;
+  auto [it, inserted] = requested_.try_emplace(m.build_id, false);
+  if (!inserted)
+    return it->second;
+  for (const std::string& path : debuginfo_paths(options_.sources, m.path, m.build_id, m.debuglink))
+    if (usable(compare(open(path), m.build_id)))
+      return false;
+  if (requested_.size() > kMaxDebuginfodQueries)
+    return false;
+  options_.debuginfod_request(m.build_id);
+  return it->second = true;
+}
+
 const FoundBinary& FileFinder::find(const format::Mapping& m, const EmbeddedTables& tables) {
   auto [it, inserted] = found_.try_emplace({m.path, m.build_id, &tables});
   FoundBinary& f = it->second;

@@ -59,6 +59,11 @@ class FileFinder {
   // `embedded` are the tables of the recording the mapping is from.
   const FoundBinary& find(const format::Mapping& mapping, const EmbeddedTables& embedded);
 
+  // Asks the debuginfod servers for `mapping`'s debuginfo now, without
+  // waiting, when nothing local has it: find() takes the answer later.
+  // True when it did (or had): the binary's debuginfo is the servers' to give.
+  bool request(const format::Mapping& mapping);
+
  private:
   const ElfSymbolTable* open(const std::string& path);
   void find_binary(const format::Mapping& m, FoundBinary& found);
@@ -72,6 +77,7 @@ class FileFinder {
   std::unordered_map<std::string, std::unique_ptr<ElfSymbolTable>> files_;  // null: unreadable
   // By (path, build-id, embedded tables).
   std::map<std::tuple<std::string, std::string, const EmbeddedTables*>, FoundBinary> found_;
+  std::map<std::string, bool> requested_;  // by build-id: whether the servers were asked
 };
 
 }  // namespace ebprof::report

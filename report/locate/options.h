@@ -21,6 +21,9 @@ struct SymbolizeOptions {
   // Asked for debuginfo found nowhere locally (DEBUGINFOD_URLS); may be null.
   // Returns a local path or "" (Debuginfod::find_debuginfo, or a fake).
   std::function<std::string(const std::string& build_id)> debuginfod;
+  // Told of debuginfo a report will want from the servers, for them to be
+  // asked all at once, ahead; may be null.
+  std::function<void(const std::string& build_id)> debuginfod_request;
 };
 
 }  // namespace ebprof::report

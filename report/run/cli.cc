@@ -49,6 +49,12 @@ void add_symbol_options(CLI::App& app, ReportOptions& o) {
       ->add_option("--debug-dir", o.debug_dirs,
                    "Directories of separate debuginfo (.build-id/ and debuglink paths)")
       ->capture_default_str();
+  symbols
+      ->add_option("--debuginfod-timeout", o.debuginfod_timeout_s,
+                   "Seconds the debuginfod servers (DEBUGINFOD_URLS) get in all, for every "
+                   "build-id of the report")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   symbols->add_flag("--lines", o.lines, "Append source file:line to names, where DWARF is found");
   symbols->add_flag("--no-demangle", o.no_demangle, "Keep C++ and Rust names as in the binary");
   symbols->add_flag("--no-inline", o.no_inline,

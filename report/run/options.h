@@ -30,6 +30,7 @@ struct ReportOptions {
   // symbols
   std::string symfs;
   std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
+  double debuginfod_timeout_s = 30;
   bool lines = false;
   bool no_demangle = false;
   bool no_inline = false;

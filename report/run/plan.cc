@@ -112,6 +112,7 @@ Plan make_plan(const ReportOptions& o) {
   plan.samples = sample_filter(o);
   plan.stacks = stack_filter(o);
   plan.symbols = symbolize_options(o);
+  plan.debuginfod_timeout_s = o.debuginfod_timeout_s;
   plan.weight = parse_weight(o.weight);
   plan.normalize = parse_normalize(o.normalize);
   plan.join = parse_join(o.join);

@@ -38,6 +38,7 @@ struct Plan {
   SampleFilter samples;
   StackFilter stacks;
   SymbolizeOptions symbols;  // without debuginfod, which the run adds
+  double debuginfod_timeout_s = 30;
   Grouping grouping;
   Weight weight = Weight::kAuto;
   TopOptions top;

@@ -33,6 +33,11 @@ void warn(const std::string& message) {
   std::fprintf(stderr, "ebprof-report: warning: %s\n", message.c_str());
 }
 
+// What the report says of its own progress on stderr, not a warning.
+void say(const std::string& message) {
+  std::fprintf(stderr, "ebprof-report: %s\n", message.c_str());
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {
   }, sb{};
@@ -46,6 +51,9 @@ struct Stages {
   explicit Stages(const Plan& plan) : free_at_end(plan.free_at_end) {}
   Stages(Stages&&) = default;
   ~Stages() {
+    if (debuginfod)
+      if (const std::string unanswered = debuginfod->summary(); !unanswered.empty())
+        say(unanswered);
     if (free_at_end)
       return;
     // Moved, not copied: what it all points to stays where it is.
@@ -57,6 +65,7 @@ struct Stages {
   CommTable comms;
   std::shared_ptr<FrameTable> frames = std::make_shared<FrameTable>();
   std::unique_ptr<Symbolizer> symbolizer;
+  std::shared_ptr<Debuginfod> debuginfod;         // the symbolizer's, when DEBUGINFOD_URLS is set
   std::deque<std::vector<Recording>> recordings;  // what load() returned
   std::deque<Profile> profiles;                   // what aggregate() returned
 
@@ -90,10 +99,15 @@ struct Stages {
     if (!symbolizer) {
       SymbolizeOptions options = plan.symbols;
       options.warn = warn;
-      if (std::shared_ptr<Debuginfod> client = Debuginfod::from_environment(warn))
+      debuginfod = Debuginfod::from_environment({plan.debuginfod_timeout_s, say}, warn);
+      if (std::shared_ptr<Debuginfod> client = debuginfod) {
         options.debuginfod = [client](const std::string& build_id) {
           return client->find_debuginfo(build_id);
         };
+        options.debuginfod_request = [client](const std::string& build_id) {
+          client->request(build_id);
+        };
+      }
       symbolizer = std::make_unique<Symbolizer>(options, frames);
     }
     return *symbolizer;

@@ -121,10 +121,12 @@ const std::vector<SourceFrame>& UserNames::source_frames(const std::string& file
 }
 
 void UserNames::prefetch(const ProcessSymbols& space, uint64_t lookup) {
-  if (!options_.inline_frames && !options_.lines)
-    return;
   const format::Mapping* m = find_mapping(space.captures, lookup);
   if (!m || m->path.empty() || m->path[0] != '/' || !prefetched_.insert(m).second)
+    return;
+  // Servers are asked now, all at once; their answers are waited for when
+  // the names need them.
+  if (files_.request(*m) || (!options_.inline_frames && !options_.lines))
     return;
   // Which DWARF file a binary has does not depend on the tables its
   // recording embeds, which are not final while the recording is read

@@ -48,8 +48,9 @@ class UserNames {
   void name(const ProcessSymbols& space, uint64_t address, uint64_t lookup,
             std::vector<Frame>& out);
 
-  // Starts opening the DWARF that name() will read for `lookup`, if any,
-  // for it to be ready by then.
+  // Starts getting ready what name() will read for `lookup`: asks the
+  // debuginfod servers for its binary's debuginfo, or opens the DWARF
+  // found locally, for it to be there by then.
   void prefetch(const ProcessSymbols& space, uint64_t lookup);
 
   // The one frame at `address`, ELF symbols only.
