@@ -62,50 +62,61 @@ FrameView Symbolizer::stack(const Recording& recording, const StackRef& ref) {
     auto [it, made] = unwound_.try_emplace(unwinder_.unwind(recording, ref).id);
     view = &it->second, inserted = made;
   }
-  if (inserted) {
-    std::vector<uint32_t> ids;
-    for (Frame& f : name(recording, ref))
-      ids.push_back(table_->intern(std::move(f)));
-    *view = FrameView(table_->keep(std::move(ids)), table_.get());
-  }
+  if (inserted)
+    *view = FrameView(table_->keep(name(recording, ref)), table_.get());
   return *view;
 }
 
-std::vector<Frame> Symbolizer::name(const Recording& recording, const StackRef& ref) {
+const std::vector<uint32_t>& Symbolizer::frames_at(const Recording& recording, const StackRef& ref,
+                                                   bool kernel, uint64_t address, uint64_t lookup) {
+  // Kernel addresses name alike in every process of a recording.
+  const AddressKey key{recording.index, kernel ? UINT32_MAX : ref.pid,
+                       kernel ? UINT32_MAX : ref.capture, address, lookup};
+  auto [it, inserted] = frames_at_.try_emplace(key);
+  if (!inserted)
+    return it->second;
+  std::vector<Frame> frames;
+  if (kernel)
+    frames.push_back(name_kernel_address(recording.kernel_symbols,
+                                         recording.info.kernel_addresses_hidden, address, lookup));
+  else
+    user_.name(process_symbols(recording, ref), address, lookup, frames);
+  for (Frame& f : frames)
+    it->second.push_back(table_->intern(std::move(f)));
+  return it->second;
+}
+
+std::vector<uint32_t> Symbolizer::name(const Recording& recording, const StackRef& ref) {
   auto stack_it = recording.stacks.find(ref.stack);
   if (stack_it == recording.stacks.end()) {
     // An id defined in a damaged frame the reader skipped.
-    return {Frame{.reason = UnnamedReason::kStackLost, .module = "[unknown]"}};
+    return {table_->intern(Frame{.reason = UnnamedReason::kStackLost, .module = "[unknown]"})};
   }
   const format::Stack& stack = stack_it->second;
-  std::vector<Frame> frames;
-  frames.reserve(stack.kernel.size() + stack.user.size());
-  for (size_t i = 0; i < stack.kernel.size(); ++i)
-    frames.push_back(name_kernel_address(recording.kernel_symbols,
-                                         recording.info.kernel_addresses_hidden, stack.kernel[i],
-                                         format::lookup_address(stack.kernel, i)));
-  const ProcessSymbols space = process_symbols(recording, ref);
-  if (ref.window != kNoWindow) {
-    name_unwound(recording, ref, space, frames);
-    return frames;
+  std::vector<uint32_t> ids;
+  ids.reserve(stack.kernel.size() + stack.user.size());
+  auto add = [&](bool kernel, std::span<const uint64_t> pcs) {
+    for (size_t i = 0; i < pcs.size(); ++i) {
+      const std::vector<uint32_t>& at =
+          frames_at(recording, ref, kernel, pcs[i], format::lookup_address(pcs, i));
+      ids.insert(ids.end(), at.begin(), at.end());
+    }
+  };
+  add(true, stack.kernel);
+  if (ref.window == kNoWindow) {
+    add(false, stack.user);
+    return ids;
   }
-  for (size_t i = 0; i < stack.user.size(); ++i)
-    user_.name(space, stack.user[i], format::lookup_address(stack.user, i), frames);
-  return frames;
-}
-
-// The user frames of a --call-graph dwarf sample: unwound from its window,
-// and when the walk stopped short, a root frame that says why.
-void Symbolizer::name_unwound(const Recording& recording, const StackRef& ref,
-                              const ProcessSymbols& space, std::vector<Frame>& frames) {
+  // --call-graph dwarf: the user frames unwound from the window, and when
+  // the walk stopped short, a root frame that says why.
   const UnwoundStack& u = unwinder_.unwind(recording, ref);
-  for (size_t i = 0; i < u.pcs.size(); ++i)
-    user_.name(space, u.pcs[i], format::lookup_address(u.pcs, i), frames);
+  add(false, u.pcs);
   if (u.end != UnnamedReason::kNone)
-    frames.push_back(Frame{.kind = FrameKind::kStackEnd,
-                           .reason = u.end,
-                           .offset = recording.info.user_stack_bytes,
-                           .module = "[truncated]"});
+    ids.push_back(table_->intern(Frame{.kind = FrameKind::kStackEnd,
+                                       .reason = u.end,
+                                       .offset = recording.info.user_stack_bytes,
+                                       .module = "[truncated]"}));
+  return ids;
 }
 
 }  // namespace ebprof::report

@@ -44,9 +44,13 @@ class Symbolizer {
   Unwinder& unwinder() { return unwinder_; }
 
  private:
-  std::vector<Frame> name(const Recording& recording, const StackRef& ref);
-  void name_unwound(const Recording& recording, const StackRef& ref, const ProcessSymbols& space,
-                    std::vector<Frame>& frames);
+  // The interned frames of `ref`, leaf first.
+  std::vector<uint32_t> name(const Recording& recording, const StackRef& ref);
+  // The interned frames at one address of `ref`'s process (of its
+  // recording's kernel), named once however many stacks hold it: a
+  // profile of 300k distinct stacks holds a few thousand addresses.
+  const std::vector<uint32_t>& frames_at(const Recording& recording, const StackRef& ref,
+                                         bool kernel, uint64_t address, uint64_t lookup);
 
   SymbolizeOptions options_;
   FileFinder files_;
@@ -55,7 +59,19 @@ class Symbolizer {
   std::shared_ptr<FrameTable> table_;
   std::unordered_map<StackRef, FrameView, StackRefHash> cache_;
   std::unordered_map<uint32_t, FrameView> unwound_;  // --call-graph dwarf: by outcome id
-  size_t prefetch_budget_ = 100'000;                 // addresses prepare() may still look up
+  struct AddressKey {
+    uint32_t source, pid, capture;  // pid and capture UINT32_MAX for kernel addresses
+    uint64_t address, lookup;
+    bool operator==(const AddressKey&) const = default;
+  };
+  struct AddressKeyHash {
+    size_t operator()(const AddressKey& k) const {
+      return hash_combine(hash_combine(StackRefHash{}({k.source, k.pid, k.capture}), k.address),
+                          k.lookup);
+    }
+  };
+  std::unordered_map<AddressKey, std::vector<uint32_t>, AddressKeyHash> frames_at_;
+  size_t prefetch_budget_ = 100'000;  // addresses prepare() may still look up
   std::unordered_set<uint32_t> prefetched_outcomes_;
   std::unordered_set<StackRef, StackRefHash> prefetched_stacks_;
 };
