@@ -73,14 +73,18 @@ std::string value_unit(Normalize n, Unit unit) {
 }
 
 void write_diff_folded(std::ostream& out, const DiffProfile& diff) {
-  std::map<std::string, std::pair<double, uint64_t>> lines;
+  FoldedLines lines({});
+  std::vector<std::pair<double, uint64_t>> counts;
   for (const DiffStack& d : diff.stacks) {
-    auto& [base, now] = lines[folded_line(d.comm, 0, d.frames, {})];
-    base += d.base * diff.scale.base_in_new();
-    now += d.now;
+    const size_t line = lines.add(d.comm, 0, d.frames);
+    counts.resize(lines.size());
+    counts[line].first += d.base * diff.scale.base_in_new();
+    counts[line].second += d.now;
   }
-  for (const auto& [line, counts] : lines)
-    out << line << ' ' << number(counts.first) << ' ' << counts.second << '\n';
+  for (size_t line : lines.sorted()) {
+    lines.write(out, line);
+    out << ' ' << number(counts[line].first) << ' ' << counts[line].second << '\n';
+  }
 }
 
 void write_diff_top(std::ostream& out, const DiffProfile& diff, size_t rows) {
