@@ -10,7 +10,10 @@
 # Prints Markdown for docs/performance.md. Needs root, linux-perf and GNU
 # time (/usr/bin/time).
 #
-# Usage: bench/report.sh [BUILD_DIR]    (env: SECONDS_EACH=20 FREQ=4999 REPS=7)
+# WORKLOAD=manystacks runs tests/workloads/manystacks.cc instead: nearly a
+# distinct stack per sample, the report's cost per stack.
+#
+# Usage: bench/report.sh [BUILD_DIR]    (env: SECONDS_EACH=20 FREQ=4999 REPS=7 WORKLOAD=hotcold)
 set -euo pipefail
 # shellcheck source=bench/common.sh
 source "$(dirname "$0")/common.sh"
@@ -18,10 +21,13 @@ need_perf_and_time
 secs=${SECONDS_EACH:-20}
 freq=${FREQ:-4999}
 reps=${REPS:-7}
+workload=${WORKLOAD:-hotcold}
+work=$build/tests/$workload
+[[ -x $work ]] || die "$work is missing: build first (scripts/build.sh)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# One hotcold per CPU for `secs`, as the recorder's command.
+# One copy of the workload per CPU for `secs`, as the recorder's command.
 load="for ((i = 0; i < $(nproc); i++)); do '$work' $secs & done; wait"
 perf record -q -g -a -e cpu-clock -F "$freq" -o "$tmp/perf.data" -- bash -c "$load" 2>/dev/null
 "$record" -q -a -F "$freq" -o "$tmp/ebprof.data" -- bash -c "$load"
@@ -74,7 +80,8 @@ done
 for k in "${order[@]}"; do rss[$k]=$(max_rss "${cmd[$k]}"); done
 t() { tr ' ' '\n' <<<"${times[$1]}" | grep . | median; }
 
-echo "Recordings: $(nproc) hotcold copies for ${secs} s, system-wide at $freq Hz: perf.data $(stat -c %s "$tmp/perf.data") bytes ($perf_samples samples), ebprof.data $(stat -c %s "$tmp/ebprof.data") bytes ($ebprof_samples samples). Median of $reps interleaved runs, page cache warm."
+distinct=$("$report" info "$tmp/ebprof.data" | awk '$1 == "stacks" { print $2 }')
+echo "Recordings: $(nproc) $workload copies for ${secs} s ($distinct distinct stacks), system-wide at $freq Hz: perf.data $(stat -c %s "$tmp/perf.data") bytes ($perf_samples samples), ebprof.data $(stat -c %s "$tmp/ebprof.data") bytes ($ebprof_samples samples). Median of $reps interleaved runs, page cache warm."
 echo
 echo "| task | perf | seconds | max RSS MB | ebprof | seconds | max RSS MB | speed-up | memory ratio |"
 echo "|---|---|---:|---:|---|---:|---:|---:|---:|"
@@ -90,4 +97,4 @@ row "folded stacks, ELF symbols only" perf_script "perf script \\| fold" ebprof_
   "ebprof-report --format folded --no-inline"
 row "top table" perf_report "perf report --stdio" ebprof_top "ebprof-report"
 echo
-echo "Command: \`SECONDS_EACH=$secs FREQ=$freq REPS=$reps bench/report.sh\`; machine: nproc $(nproc), Linux $(uname -r), $(perf version 2>/dev/null)."
+echo "Command: \`WORKLOAD=$workload SECONDS_EACH=$secs FREQ=$freq REPS=$reps bench/report.sh\`; machine: nproc $(nproc), Linux $(uname -r), $(perf version 2>/dev/null)."
