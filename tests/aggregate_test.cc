@@ -28,9 +28,7 @@ Recording kernel_recording(CommTable& comms) {
   r.kernel_symbols = {{0xffff0000, "do_work", "", 0x100},
                       {0xffff0100, "schedule", "", 0x100},
                       {0xffff0200, "try_to_wake_up", "", 0x100}};
-  r.stacks[0] = {{0xffff0010}, {}};
-  r.stacks[1] = {{0xffff0110}, {}};
-  r.stacks[2] = {{0xffff0210}, {}};
+  r.stacks.add(0, {{{0xffff0010}, {}}, {{0xffff0110}, {}}, {{0xffff0210}, {}}});
   const uint32_t app = comms.intern("app"), waker = comms.intern("waker");
   auto key = [&](uint32_t tid, uint16_t cpu, uint32_t stack, ThreadState state) {
     return SampleKey{
@@ -56,7 +54,7 @@ TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
   r.info.stack_block_bytes = 128;
   r.info.user_registers = {16, 7, 6};
   r.processes[7].push_back(format::ProcessInfo{.pid = 7});
-  r.stacks[0] = {{}, {0x401000}};
+  r.stacks.add(0, {{{}, {0x401000}}});
   // Nothing to unwind with: each window's walk is its sampled address.
   std::vector<format::UserWindow> windows;
   for (uint32_t id : {0, 1, 2})

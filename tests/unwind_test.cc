@@ -29,7 +29,7 @@ Recording no_windows() {
   r.info.stack_block_bytes = kBlock;
   r.info.user_registers = {16, 7, 6};
   r.info.user_stack_bytes = 8192;
-  r.stacks[0] = {};
+  r.stacks.add(0, {format::Stack{}});
   return r;
 }
 
@@ -228,7 +228,8 @@ TEST(Unwinder, TheEmbeddedCfiUnwindsTheSameAsTheFiles) {
 // frame-pointer chain recorded beside the window goes on from there.
 TEST(Unwinder, ANoCfiWalkJoinsTheFramePointerChain) {
   Recording r = one_window(0x7fff0000, std::vector<uint8_t>(256), {0x401000, 0x7fff0000, 0});
-  r.stacks[0] = {{}, {0x401000, 0x402000, 0x403000}};
+  r.stacks = {};
+  r.stacks.add(0, {{{}, {0x401000, 0x402000, 0x403000}}});
   SymbolizeOptions nowhere;
   nowhere.sources.symfs = "/nonexistent-symfs";
   FileFinder none(nowhere);
@@ -238,7 +239,8 @@ TEST(Unwinder, ANoCfiWalkJoinsTheFramePointerChain) {
   EXPECT_TRUE(u.spliced);
   EXPECT_EQ(u.end, UnnamedReason::kNone);
   // A chain that ends there too adds nothing: the walk's reason stands.
-  r.stacks[0] = {{}, {0x401000}};
+  r.stacks = {};
+  r.stacks.add(0, {{{}, {0x401000}}});
   Unwinder again(none);
   const UnwoundStack& alone = again.unwind(r, {0, 7, 0, 0, 0});
   EXPECT_EQ(alone.pcs, (std::vector<uint64_t>{0x401000}));

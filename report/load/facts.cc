@@ -12,10 +12,10 @@ void count_sampled_binaries(const Recording& r, RecordingFacts& f) {
   std::set<std::string> ids, anonymous;
   for (const auto& [key, values] : r.counts) {
     std::span<const format::ProcessInfo> captures = captures_from(r, key.stack);
-    auto stack = r.stacks.find(key.stack.stack);
-    if (captures.empty() || stack == r.stacks.end())
+    const format::Stack* stack = r.stacks.find(key.stack.stack);
+    if (captures.empty() || !stack)
       continue;  // never captured, or lost with a damaged frame
-    for (uint64_t ip : stack->second.user) {
+    for (uint64_t ip : stack->user) {
       const format::Mapping* m = find_mapping(captures, ip);
       if (m && m->path.starts_with("/"))
         (m->build_id.empty() ? anonymous.insert(m->path) : ids.insert(m->build_id));

@@ -105,8 +105,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   Recording& r = r_();
   const uint64_t period = sample_weight(r.info);
   const View view = view_of(filter_, r.info);
-  for (size_t i = 0; i < batch.stacks.size(); ++i)
-    r.stacks.emplace(batch.first_stack_id + i, std::move(batch.stacks[i]));
+  r.stacks.add(batch.first_stack_id, std::move(batch.stacks));
   for (size_t i = 0; i < batch.comms.size(); ++i)
     comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
   keep_windows(batch);

@@ -56,7 +56,7 @@ struct Recording {
   // By id. An id a sample uses but these lack was defined in a damaged frame
   // the reader skipped (ids jump past it): keyed storage means a jump costs
   // nothing, however far a damaged file makes it.
-  std::unordered_map<uint32_t, format::Stack> stacks;
+  IdRuns<format::Stack> stacks;
   // --call-graph dwarf: the user stack windows by id, and the blocks they
   // are made of (a block a damaged frame lost is in none: a window then
   // reads short).

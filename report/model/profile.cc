@@ -27,7 +27,15 @@ uint32_t FrameTable::intern(Frame frame) {
 }
 
 std::span<const uint32_t> FrameTable::keep(std::vector<uint32_t> ids) {
-  return lists_.emplace_back(std::move(ids));
+  // Back to back in chunks that never grow past what they reserved, so
+  // spans stay valid: one allocation per 64K ids, not one per stack.
+  constexpr size_t kChunk = size_t{1} << 16;
+  if (lists_.empty() || lists_.back().capacity() - lists_.back().size() < ids.size())
+    lists_.emplace_back().reserve(std::max(kChunk, ids.size()));
+  std::vector<uint32_t>& chunk = lists_.back();
+  const size_t at = chunk.size();
+  chunk.insert(chunk.end(), ids.begin(), ids.end());
+  return std::span(chunk).subspan(at, ids.size());
 }
 
 std::vector<std::pair<UnnamedReason, uint64_t>> unnamed_by_reason(std::span<const Stack> stacks) {

@@ -35,7 +35,7 @@ class FrameTable {
   };
   std::deque<Frame> frames_;
   std::unordered_map<Frame, uint32_t, Hash> index_;
-  std::deque<std::vector<uint32_t>> lists_;
+  std::deque<std::vector<uint32_t>> lists_;  // chunks of kept lists
 };
 
 // The frames of one stack, leaf first, read-only.

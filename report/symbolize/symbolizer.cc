@@ -35,11 +35,11 @@ StackRef Symbolizer::prepare(const Recording& recording, const StackRef& ref) {
       return standing;
     pcs = u.pcs;
   } else {
-    auto stack = recording.stacks.find(ref.stack);
-    if (prefetch_budget_ == 0 || stack == recording.stacks.end() ||
+    const format::Stack* stack = recording.stacks.find(ref.stack);
+    if (prefetch_budget_ == 0 || !stack ||
         !prefetched_stacks_.insert(ref).second)
       return ref;
-    pcs = stack->second.user;
+    pcs = stack->user;
     // Beside a copied stack, the frame-pointer chain is what frame
     // pointers gave in code built without them: past the sampled address,
     // mostly not addresses at all.
@@ -87,12 +87,12 @@ const std::vector<uint32_t>& Symbolizer::frames_at(const Recording& recording, c
 }
 
 std::vector<uint32_t> Symbolizer::name(const Recording& recording, const StackRef& ref) {
-  auto stack_it = recording.stacks.find(ref.stack);
-  if (stack_it == recording.stacks.end()) {
+  const format::Stack* found = recording.stacks.find(ref.stack);
+  if (!found) {
     // An id defined in a damaged frame the reader skipped.
     return {table_->intern(Frame{.reason = UnnamedReason::kStackLost, .module = "[unknown]"})};
   }
-  const format::Stack& stack = stack_it->second;
+  const format::Stack& stack = *found;
   std::vector<uint32_t> ids;
   ids.reserve(stack.kernel.size() + stack.user.size());
   auto add = [&](bool kernel, std::span<const uint64_t> pcs) {

@@ -60,8 +60,8 @@ UnwoundStack Unwinder::walk(SpaceCache& spaces, const Recording& r, const StackR
   UnwoundStack u;
   if (const format::UserWindow* window = r.windows.find(ref.window)) {
     u = spaces.get(r, ref, *this).unwind(r, *window);
-    if (auto stack = r.stacks.find(ref.stack); stack != r.stacks.end())
-      splice(u, stack->second.user);
+    if (const format::Stack* stack = r.stacks.find(ref.stack))
+      splice(u, stack->user);
   } else {
     u.end = UnnamedReason::kUnreadableStack;  // lost with a damaged frame
   }
