@@ -33,11 +33,18 @@ StackInterner::Result StackInterner::intern(std::span<const uint64_t> kernel,
   for (auto it = first; it != last; ++it) {
     const format::Stack& s = stacks_[it->second];
     if (equal(kernel, s.kernel) && equal(user, s.user))
-      return {it->second, false};
+      return {first_id_ + it->second, false};
   }
-  uint32_t id = size();
+  if (stacks_.size() >= kMaxStacks || frames_ + kernel.size() + user.size() > kMaxFrames) {
+    first_id_ = size();
+    frames_ = 0;
+    stacks_ = {};
+    by_hash_ = {};
+  }
+  const uint32_t id = size();
+  by_hash_.emplace(h, static_cast<uint32_t>(stacks_.size()));
   stacks_.push_back(format::Stack{{kernel.begin(), kernel.end()}, {user.begin(), user.end()}});
-  by_hash_.emplace(h, id);
+  frames_ += kernel.size() + user.size();
   return {id, true};
 }
 

@@ -144,6 +144,38 @@ TEST(StackInterner, SameStackSameIdAndHalvesAreDistinct) {
   EXPECT_EQ(interner.stack(first.id).user, b);
 }
 
+// Ever new stacks (a week of them) keep memory bounded: past the limit
+// the table starts afresh, ids go on, and a stack seen before it is given
+// a new id and written again rather than remembered forever.
+TEST(StackInterner, MemoryStaysBoundedAndIdsGoOn) {
+  StackInterner interner;
+  const uint64_t first[] = {0x1000};
+  const auto zero = interner.intern({}, first);
+  for (uint64_t i = 1; i <= StackInterner::kMaxStacks; ++i) {
+    const uint64_t ips[] = {0x1000 + i};
+    const auto r = interner.intern({}, ips);
+    ASSERT_TRUE(r.is_new);
+    ASSERT_EQ(r.id, i);
+    ASSERT_EQ(interner.stack(r.id).user[0], 0x1000 + i);
+    ASSERT_LE(interner.remembered(), StackInterner::kMaxStacks);
+  }
+  EXPECT_EQ(interner.remembered(), 1u) << "the table started afresh";
+  const auto again = interner.intern({}, first);
+  EXPECT_TRUE(again.is_new) << "forgotten with the old table: written again";
+  EXPECT_NE(again.id, zero.id);
+  EXPECT_EQ(again.id, StackInterner::kMaxStacks + 1);
+  EXPECT_EQ(interner.intern({}, first).id, again.id) << "and remembered anew";
+  // Frames bound it too: deep stacks start afresh sooner.
+  StackInterner deep;
+  std::vector<uint64_t> ips(127);
+  size_t stacks = 0;
+  for (; deep.remembered() == stacks; ++stacks) {
+    ips[0] = stacks;
+    deep.intern(ips, ips);
+  }
+  EXPECT_LE(stacks * 254, StackInterner::kMaxFrames + 254);
+}
+
 TEST(StackInterner, ManyDistinctStacksNeverMerge) {
   StackInterner interner;
   for (uint64_t i = 0; i < 50000; ++i) {
