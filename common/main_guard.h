@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "common/error.h"
 
@@ -17,6 +18,13 @@ int run_guarded(const char* program, Body&& body) {
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
+  } catch (const std::bad_alloc&) {
+    // Said as what it is, not as a bug: an input can ask for more memory
+    // than the machine has (a crafted file, or one far larger than usual).
+    std::fprintf(stderr,
+                 "%s: out of memory: the work asked for more than this machine gives; "
+                 "ebprof-report's --time, --pid and --comm read less of a recording\n",
+                 program);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: internal error: %s\n", program, e.what());
   }
