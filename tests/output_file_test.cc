@@ -54,7 +54,8 @@ TEST(OutputFile, OnlyAbsentOrRegularPathsAreOutputs) {
            {(dir / "fifo").string(), "FIFO"},
            {dir.string(), "directory"},
            {"/dev/null", "device"}}) {
-    const std::string e = error_of([&] { check_output(path, "-o"); });
+    const std::string& where = path;  // a structured binding no lambda may capture (C++20)
+    const std::string e = error_of([&] { check_output(where, "-o"); });
     EXPECT_NE(e.find(kind), std::string::npos) << path << ": " << e;
     EXPECT_NE(e.find("-o"), std::string::npos) << e;
   }
