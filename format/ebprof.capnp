@@ -211,3 +211,11 @@ struct Source {
   versionMajor @2 :UInt16;      # the input's format version
   versionMinor @3 :UInt16;
 }
+
+# Frame kind 11 (format 2.2, merged files only): the last frame of a merged
+# file, and how many sources it holds. A file cut exactly where a source
+# begins reads whole up to there; this frame is what says sources are
+# missing.
+struct MergeEnd {
+  sources @0 :UInt32;
+}

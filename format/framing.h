@@ -18,7 +18,7 @@ inline constexpr uint16_t kVersionMinor = 3;  // newer minors only append kinds/
 // A merged file (several sources, each starting at a Source frame): a 1.x
 // reader would run their id spaces together, so it must refuse the file.
 inline constexpr uint16_t kMergedVersionMajor = 2;
-inline constexpr uint16_t kMergedVersionMinor = 1;  // 1: may hold 1.3 frames
+inline constexpr uint16_t kMergedVersionMinor = 2;  // 1: may hold 1.3 frames; 2: MergeEnd
 // Readers take every major up to this one.
 inline constexpr uint16_t kNewestMajor = kMergedVersionMajor;
 inline constexpr size_t kFileHeaderSize = 16;
@@ -37,6 +37,7 @@ enum class FrameKind : uint16_t {
   kJitSymbols = 8,  // since 1.1
   kSource = 9,      // since 2.0, merged files only
   kElfCfi = 10,     // since 1.3
+  kMergeEnd = 11,   // since 2.2, merged files only
 };
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame
@@ -57,6 +58,7 @@ inline constexpr uint64_t max_inflated_bytes(uint16_t kind, uint64_t stored) {
     case FrameKind::kRecordingEnd:
     case FrameKind::kLosses:
     case FrameKind::kSource:
+    case FrameKind::kMergeEnd:
       cap = kMiB;
       break;
     case FrameKind::kKernelSymbols:

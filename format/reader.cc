@@ -150,7 +150,8 @@ struct IdSpace {
   // one has delivered anything yet.
   uint32_t source = 0;
   bool source_has_content = false;
-  bool merged = false;  // a 2.x file: sources, each numbering its ids from 0
+  std::optional<uint32_t> merge_end;  // a merged file's end frame: how many sources it holds
+  bool merged = false;                // a 2.x file: sources, each numbering its ids from 0
 
   // A source starts at its Source frame or, when that frame was lost, at
   // the next header: both visitors and id checks move on together.
@@ -418,6 +419,8 @@ const char* kind_name(uint16_t kind) {
       return "elf-cfi";
     case FrameKind::kSource:
       return "source";
+    case FrameKind::kMergeEnd:
+      return "merge-end";
   }
   return "unknown";
 }
@@ -534,6 +537,13 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
       Source decoded = decode(message.getRoot<schema::Source>());
       ids.start_source();
       return deliver(std::move(decoded), &RecordingVisitor::on_source);
+    }
+    case FrameKind::kMergeEnd: {
+      // The reader's own: visitors see the frame, not its content.
+      ids.merge_end = message.getRoot<schema::MergeEnd>().getSources();
+      FrameInfo placed = deliver.info;
+      placed.source = ids.source;
+      return deliver.visitor.on_frame(placed);
     }
   }
   deliver.visitor.on_frame(deliver.info);  // a kind from a newer minor version: skip it
@@ -732,6 +742,26 @@ Joined join_at(int fd, uint64_t offset, uint64_t file_size, const std::string& p
   return Joined::kYes;
 }
 
+// A merged file (2.2 on) ends with the number of sources it holds: one cut
+// where a source begins reads whole up to there, and only this tells that
+// sources are missing.
+void check_merge_end(const IdSpace& ids, ReadResult& result, const std::string& path) {
+  if (!ids.merged || result.version_major != kMergedVersionMajor || result.version_minor < 2)
+    return;
+  const uint64_t read = uint64_t{ids.source} + 1;
+  std::string missing;
+  if (!ids.merge_end)
+    missing = path + " ends before its end frame (after " + std::to_string(read) +
+              " source(s)): it was cut, and the sources that followed are missing";
+  else if (*ids.merge_end > read)
+    missing = path + " holds " + std::to_string(read) + " of the " +
+              std::to_string(*ids.merge_end) + " sources its end frame names: the rest are lost";
+  if (missing.empty())
+    return;
+  result.complete = false;
+  result.warning = result.warning.empty() ? missing : result.warning + "; " + missing;
+}
+
 // The one warning line: joined recordings, damage, then how the file ended.
 void sum_up(ReadResult& result, const std::string& first_damage, const std::string& path) {
   if (result.joined) {
@@ -824,6 +854,7 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   }
   if (result.frames == 0)
     throw Error(path + " holds no intact frame: recording is unusable");
+  check_merge_end(ids, result, path);
   sum_up(result, first_damage, path);
   return result;
 }

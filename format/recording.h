@@ -203,6 +203,11 @@ struct Source {
   uint16_t version_major = 0, version_minor = 0;  // the input's format
 };
 
+// The last frame of a merged file (2.2): how many sources it holds.
+struct MergeEnd {
+  uint32_t sources = 0;
+};
+
 // Symbols of one process's JIT-compiled code, from its perf map.
 struct JitSymbols {
   uint32_t pid = 0;

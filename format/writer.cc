@@ -378,6 +378,12 @@ void RecordingWriter::write(const JitSymbols& jit) {
   write_message(FrameKind::kJitSymbols, message);
 }
 
+void RecordingWriter::write(const MergeEnd& end) {
+  capnp::MallocMessageBuilder message;
+  message.initRoot<schema::MergeEnd>().setSources(end.sources);
+  write_message(FrameKind::kMergeEnd, message);
+}
+
 void RecordingWriter::write(const Source& source) {
   capnp::MallocMessageBuilder message;
   auto b = message.initRoot<schema::Source>();

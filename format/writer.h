@@ -46,6 +46,7 @@ class RecordingWriter {
   void write(const EmbeddedSymbols& symbols);
   void write(const ElfCfi& cfi);
   void write(const Source& source);  // only with WriterOptions::merged
+  void write(const MergeEnd& end);   // only with WriterOptions::merged, last
 
   // Flushes nothing (there is no buffer) but reports a failed close.
   void close();

@@ -2,6 +2,8 @@
 // stage.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <fstream>
 #include <iterator>
 
@@ -133,6 +135,27 @@ TEST(Merge, ASourceFrameLostToDamageStillSeparatesRecordings) {
   EXPECT_NE(recordings.back().warning.find("checksum"), std::string::npos)
       << recordings.back().warning;
   EXPECT_EQ(script_of(merged), whole);
+}
+
+// A merged file cut exactly where a source begins reads whole up to there:
+// its end frame is what says the later sources are missing.
+TEST(Merge, AFileCutAtASourceBoundarySaysSourcesAreMissing) {
+  const std::string a = write_small_recording("boundary-a.data");
+  const std::string b = write_small_recording("boundary-b.data");
+  const std::string merged = ::testing::TempDir() + "/boundary.data";
+  merge_recordings(merged, {a, b});
+  auto warning_of = [](const std::string& path) {
+    CommTable comms;
+    std::vector<Recording> out;
+    load_recordings(path, {}, comms, out);
+    return out.back().warning;
+  };
+  EXPECT_EQ(warning_of(merged), "") << "whole: nothing to say";
+  const std::vector<uint64_t> sources = frames_of(merged, "source");
+  ASSERT_EQ(sources.size(), 2u);
+  std::filesystem::resize_file(merged, sources[1]);
+  const std::string cut = warning_of(merged);
+  EXPECT_NE(cut.find("ends before its end frame (after 1 source(s))"), std::string::npos) << cut;
 }
 
 // An input read with a damaged frame is merged as the reader recovered it,

@@ -127,6 +127,7 @@ MergeResult merge_recordings(const std::string& output, const std::vector<std::s
     result.warnings.push_back(std::to_string(merger.unknown_frames()) +
                               " frames of a newer format version were left out: merge with "
                               "the newer ebprof to keep them");
+  writer.write(format::MergeEnd{static_cast<uint32_t>(merger.sources())});
   writer.close();
   file.commit();
   result.sources = merger.sources();
