@@ -35,6 +35,9 @@ struct RecordingInfo {
   userStackBytes @21 :UInt32;   # the window size asked for (--call-graph dwarf,SIZE)
   userRegisters @22 :List(UInt16); # DWARF numbers of UserWindow.regs, in order
   stackBlockBytes @23 :UInt32;  # the size of the blocks windows are made of
+  # 1.4: the writer writes every header twice, the second with copy set: a
+  # reader whose first header frame is damaged reads the file with the copy.
+  copy @24 :Bool;
 }
 
 struct KernelModule {

@@ -150,6 +150,7 @@ struct IdSpace {
   // one has delivered anything yet.
   uint32_t source = 0;
   bool source_has_content = false;
+  bool has_info = false;              // the current source's header was read
   std::optional<uint32_t> merge_end;  // a merged file's end frame: how many sources it holds
   bool merged = false;                // a 2.x file: sources, each numbering its ids from 0
 
@@ -159,6 +160,7 @@ struct IdSpace {
     if (source_has_content)
       ++source;
     source_has_content = false;
+    has_info = false;
     stacks = comms = blocks = windows = 0;
   }
 };
@@ -500,11 +502,21 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
   IdSpace& ids = deliver.ids;
   switch (static_cast<FrameKind>(deliver.kind)) {
     case FrameKind::kRecordingInfo: {
-      RecordingInfo decoded = decode(message.getRoot<schema::RecordingInfo>());
+      const schema::RecordingInfo::Reader root = message.getRoot<schema::RecordingInfo>();
+      // The header's copy (1.4) stands in for a damaged header, and is
+      // passed over otherwise.
+      if (root.getCopy() && ids.has_info) {
+        FrameInfo placed = deliver.info;
+        placed.source = ids.source;
+        placed.kind = "header-copy";
+        return deliver.visitor.on_frame(placed);
+      }
+      RecordingInfo decoded = decode(root);
       // After content, a header starts a new source: in a merged file, one
       // whose Source frame was lost; in any file, a recording joined on.
-      if (ids.source_has_content)
+      if (!root.getCopy() && ids.source_has_content)
         ids.start_source();
+      ids.has_info = true;
       ids.block_bytes = decoded.stack_block_bytes;
       ids.user_registers = decoded.user_registers.size();
       return deliver(std::move(decoded), &RecordingVisitor::on_info);

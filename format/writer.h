@@ -36,6 +36,7 @@ class RecordingWriter {
   // Writes the file header to `fd`, a new file; `path` names it in messages.
   static RecordingWriter create(UniqueFd fd, std::string path, WriterOptions options = {});
 
+  // Writes the header frame and, after it, its copy.
   void write(const RecordingInfo& info);
   void write(const std::vector<KernelSymbol>& symbols);
   void write(const ProcessInfo& process);
