@@ -28,10 +28,11 @@ Recorder::Recorder(format::RecordingWriter& writer, KernelSymbolIndex kernel_sym
 }
 
 uint32_t Recorder::intern_comm(std::string_view comm) {
-  auto [it, inserted] =
-      comm_ids_.try_emplace(std::string(comm), static_cast<uint32_t>(comm_ids_.size()));
-  if (inserted)
+  auto [it, inserted] = comm_ids_.try_emplace(std::string(comm), comms_defined_);
+  if (inserted) {
     batch_.comms.emplace_back(comm);
+    ++comms_defined_;
+  }
   return it->second;
 }
 
@@ -177,8 +178,12 @@ void Recorder::flush(uint64_t now_ns, bool force) {
     for (const format::ElfCfi& tables : cfi_->drain())
       writer_.write(tables);
   writer_.write(batch_);
+  // Each batch defines the stacks and comms its samples use: one damaged
+  // batch then costs its own samples, not the stacks of every later one.
+  interner_.forget();
+  comm_ids_.clear();
   batch_.first_stack_id = interner_.size();
-  batch_.first_comm_id = static_cast<uint32_t>(comm_ids_.size());
+  batch_.first_comm_id = comms_defined_;
   batch_.stacks.clear();
   batch_.comms.clear();
   batch_.samples.clear();

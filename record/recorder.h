@@ -54,6 +54,8 @@ class Recorder {
   // Writes a Losses frame with what the ledger counted since the last
   // one, if anything.
   void write_losses(uint64_t now_ns);
+  // Stacks written: each batch defines those it uses, so a stack sampled in
+  // several batches counts once in each.
   uint32_t stack_count() const { return interner_.size(); }
   // --call-graph dwarf: distinct windows, and the bytes their blocks hold.
   uint32_t window_count() const { return windows_ ? windows_->windows() : 0; }
@@ -104,7 +106,8 @@ class Recorder {
   static constexpr size_t kMaxSwitchWindows = 1 << 16;
   std::unordered_map<uint32_t, SwitchWindow> switch_windows_;
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
-  std::unordered_map<std::string, uint32_t> comm_ids_;
+  std::unordered_map<std::string, uint32_t> comm_ids_;  // of the batch under way
+  uint32_t comms_defined_ = 0;                          // comm ids given out
   format::SampleBatch batch_;
   // Intervals of this batch whose waker's record is still to come, by tid.
   std::unordered_map<uint32_t, size_t> awaiting_waker_;

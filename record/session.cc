@@ -248,7 +248,7 @@ void Session::print_summary() const {
       st.off_cpu ? ", of them " + std::to_string(st.off_cpu) + " intervals off CPU" : "";
   std::fprintf(
       stderr,
-      "[ ebprof-record: wrote %.3f MB to %s (%llu samples%s, %u stacks, %zu processes, "
+      "[ ebprof-record: wrote %.3f MB to %s (%llu samples%s, %u stack definitions, %zu processes, "
       "%llu lost%s%s) ]\n",
       writer_.bytes_written() / 1e6, o_.output.c_str(), static_cast<unsigned long long>(st.samples),
       off_cpu.c_str(), recorder_.stack_count(), tracker_.process_count(),

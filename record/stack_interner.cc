@@ -26,6 +26,13 @@ bool equal(std::span<const uint64_t> a, const std::vector<uint64_t>& b) {
 
 }  // namespace
 
+void StackInterner::forget() {
+  first_id_ = size();
+  frames_ = 0;
+  stacks_.clear();
+  by_hash_.clear();
+}
+
 StackInterner::Result StackInterner::intern(std::span<const uint64_t> kernel,
                                             std::span<const uint64_t> user) {
   uint64_t h = hash_stack(kernel, user);
@@ -35,12 +42,8 @@ StackInterner::Result StackInterner::intern(std::span<const uint64_t> kernel,
     if (equal(kernel, s.kernel) && equal(user, s.user))
       return {first_id_ + it->second, false};
   }
-  if (stacks_.size() >= kMaxStacks || frames_ + kernel.size() + user.size() > kMaxFrames) {
-    first_id_ = size();
-    frames_ = 0;
-    stacks_ = {};
-    by_hash_ = {};
-  }
+  if (stacks_.size() >= kMaxStacks || frames_ + kernel.size() + user.size() > kMaxFrames)
+    forget();
   const uint32_t id = size();
   by_hash_.emplace(h, static_cast<uint32_t>(stacks_.size()));
   stacks_.push_back(format::Stack{{kernel.begin(), kernel.end()}, {user.begin(), user.end()}});

@@ -34,6 +34,10 @@ class StackInterner {
   // Stacks remembered now.
   size_t remembered() const { return stacks_.size(); }
 
+  // Forgets every stack, ids going on: the next batch defines again the
+  // stacks it uses, so that it needs no earlier batch to be read.
+  void forget();
+
   static constexpr size_t kMaxStacks = size_t{1} << 18;
   static constexpr size_t kMaxFrames = size_t{1} << 23;
 

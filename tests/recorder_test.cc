@@ -290,7 +290,10 @@ struct Count : format::RecordingVisitor {
   void on_losses(format::Losses&& l) override { losses.push_back(std::move(l)); }
 };
 
-TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
+// Within a batch a stack or comm is defined once; each batch defines again
+// those its samples use (ids going on), so that no batch needs another to
+// be read, and one damaged batch costs its own samples alone.
+TEST(Recorder, InternsStacksAndCommsWithinEachBatch) {
   std::string path = (std::filesystem::path(testing::TempDir()) / "recorder.data").string();
   auto writer = format::RecordingWriter::create(path);
   writer.write(format::RecordingInfo{});
@@ -336,9 +339,22 @@ TEST(Recorder, InternsStacksAndCommsAcrossBatches) {
   ASSERT_EQ(c.batches.size(), 2u);
   EXPECT_EQ(c.batches[0].stacks.size(), 2u);
   EXPECT_EQ(c.batches[0].comms, (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(c.batches[1].stacks.empty());  // both already defined
+  EXPECT_EQ(c.batches[0].samples.size(), 2u);
+  EXPECT_EQ(c.batches[0].samples[0].stack_id, c.batches[0].samples[1].stack_id - 1);
+  // Defined again, with the next ids: the batch stands on its own.
   EXPECT_EQ(c.batches[1].first_stack_id, 2u);
-  EXPECT_EQ(c.batches[1].samples[1].stack_id, c.batches[0].samples[1].stack_id);
+  EXPECT_EQ(c.batches[1].stacks, c.batches[0].stacks);
+  EXPECT_EQ(c.batches[1].first_comm_id, 2u);
+  EXPECT_EQ(c.batches[1].comms, c.batches[0].comms);
+  EXPECT_EQ(c.batches[1].samples[1].stack_id, 3u);
+  // Every sample's stack and comm are its own batch's.
+  for (const format::SampleBatch& batch : c.batches)
+    for (const format::Sample& s : batch.samples) {
+      EXPECT_GE(s.stack_id, batch.first_stack_id);
+      EXPECT_LT(s.stack_id, batch.first_stack_id + batch.stacks.size());
+      EXPECT_GE(s.comm_id, batch.first_comm_id);
+      EXPECT_LT(s.comm_id, batch.first_comm_id + batch.comms.size());
+    }
   ASSERT_EQ(c.processes.size(), 2u);
   EXPECT_EQ(c.processes[1].pid, 11u);
   // Only the kernel symbol a stack needed, written before its batch.

@@ -1,11 +1,32 @@
 #include "report/load/facts.h"
 
 #include <set>
+#include <unordered_set>
 
 #include "report/load/summary.h"
 
 namespace ebprof::report {
 namespace {
+
+// Stacks by content: each batch defines again the stacks its samples use
+// (1.4 recorders), so ids count definitions.
+size_t distinct_stacks(const Recording& r) {
+  struct Hash {
+    size_t operator()(const format::Stack* s) const {
+      size_t h = s->kernel.size();
+      for (const std::vector<uint64_t>* half : {&s->kernel, &s->user})
+        for (uint64_t ip : *half)
+          h = hash_combine(h, ip);
+      return h;
+    }
+  };
+  struct Equal {
+    bool operator()(const format::Stack* a, const format::Stack* b) const { return *a == *b; }
+  };
+  std::unordered_set<const format::Stack*, Hash, Equal> seen;
+  r.stacks.each([&](const format::Stack& s) { seen.insert(&s); });
+  return seen.size();
+}
 
 // The binaries that sampled user frames fall in.
 void count_sampled_binaries(const Recording& r, RecordingFacts& f) {
@@ -62,7 +83,7 @@ RecordingFacts describe_recording(const Recording& r) {
       f.off_cpu_intervals += values.count;
       f.off_cpu_ns += values.time_ns;
     }
-  f.stacks = r.stacks.size();
+  f.stacks = distinct_stacks(r);
   f.processes = r.processes.size();
   for (const auto& [pid, list] : r.processes) {
     f.captures += list.size();

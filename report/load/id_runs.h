@@ -41,6 +41,13 @@ class IdRuns {
     return run && id - run->first < run->items.size() ? &run->items[id - run->first] : nullptr;
   }
   size_t size() const { return size_; }
+  // Calls `f` with each item, in id order.
+  template <typename F>
+  void each(F&& f) const {
+    for (const Run& run : runs_)
+      for (const T& item : run.items)
+        f(item);
+  }
 
  private:
   struct Run {
