@@ -38,6 +38,10 @@ struct RecordingInfo {
   # 1.4: the writer writes every header twice, the second with copy set: a
   # reader whose first header frame is damaged reads the file with the copy.
   copy @24 :Bool;
+  # 1.4: the file's format version again, under the frame's checksum: what a
+  # file whose 16-byte file header was damaged is read as.
+  formatMajor @25 :UInt16;
+  formatMinor @26 :UInt16;
 }
 
 struct KernelModule {

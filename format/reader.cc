@@ -429,9 +429,15 @@ const char* kind_name(uint16_t kind) {
 
 size_t read_at(int fd, uint64_t offset, void* out, size_t size, const std::string& path);
 
-// Returns the file's (major, minor) version.
-std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
-                                                const std::string& path) {
+std::optional<std::pair<uint16_t, uint16_t>> version_in_header_frame(int fd, uint64_t file_size,
+                                                                     const std::string& path);
+
+// Returns the file's (major, minor) version. Where the header frame repeats
+// it (1.4) under a checksum that holds and says otherwise, the frame is
+// right: the file header has no checksum, and one flipped bit there read
+// as "newer version"; `repaired` then says so.
+std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size, const std::string& path,
+                                                std::string* repaired = nullptr) {
   std::array<uint8_t, kFileHeaderSize> h{};
   size_t n = read_at(fd, 0, h.data(), h.size(), path);
   if (n == 0)
@@ -442,6 +448,16 @@ std::pair<uint16_t, uint16_t> check_file_header(int fd, uint64_t file_size,
     throw Error(path + " is truncated inside its 16-byte file header");
   uint16_t major = get_le16(&h[8]);
   uint16_t minor = get_le16(&h[10]);
+  if (const auto framed = version_in_header_frame(fd, file_size, path);
+      framed && framed->first >= 1 && framed->first <= kNewestMajor &&
+      *framed != std::pair{major, minor}) {
+    if (repaired)
+      *repaired = path + ": its file header says version " + std::to_string(major) + "." +
+                  std::to_string(minor) + ", its checksummed header frame " +
+                  std::to_string(framed->first) + "." + std::to_string(framed->second) +
+                  ": read as the latter (the file header is damaged)";
+    return *framed;
+  }
   if (major > kNewestMajor)
     throw Error(path + " has format version " + std::to_string(major) + "." +
                 std::to_string(minor) + ", newer than this ebprof-report reads (up to " +
@@ -669,6 +685,38 @@ uint64_t scan_budget(uint64_t file_size) {
   return 4 * file_size + (64u << 20);
 }
 
+// The version a 1.4 writer put in the header frame: the first frame, or the
+// second after a merged file's Source frame.
+std::optional<std::pair<uint16_t, uint16_t>> version_in_header_frame(int fd, uint64_t file_size,
+                                                                     const std::string& path) {
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> zstd(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  std::vector<uint8_t> stored;
+  std::vector<uint64_t> raw;
+  uint64_t offset = kFileHeaderSize;
+  for (int i = 0; i < 2 && zstd && offset < file_size; ++i) {
+    FrameHeader h;
+    std::string why;
+    if (read_frame(fd, offset, file_size, path, h, stored, why) != Check::kOk)
+      return std::nullopt;
+    if (h.kind == static_cast<uint16_t>(FrameKind::kRecordingInfo)) {
+      if (!unpack(h, stored, raw, zstd.get()).empty())
+        return std::nullopt;
+      try {
+        capnp::ReaderOptions options;
+        options.traversalLimitInWords = raw.size() * 4 + 1024;
+        capnp::FlatArrayMessageReader message(
+            kj::arrayPtr(reinterpret_cast<const capnp::word*>(raw.data()), raw.size()), options);
+        const auto info = message.getRoot<schema::RecordingInfo>();
+        return std::pair{info.getFormatMajor(), info.getFormatMinor()};
+      } catch (const kj::Exception&) {
+        return std::nullopt;
+      }
+    }
+    offset += kFrameHeaderSize + h.stored_size;
+  }
+  return std::nullopt;
+}
+
 // The offset of the next intact frame after damage at `from`: the first
 // position whose header is plausible and whose checksum matches, or
 // file_size when there is none.
@@ -800,8 +848,9 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   auto [fd, file_size] = open_recording(path);
 
   ReadResult result;
+  std::string repaired;
   std::tie(result.version_major, result.version_minor) =
-      check_file_header(fd.get(), file_size, path);
+      check_file_header(fd.get(), file_size, path, &repaired);
   IdSpace ids;
   ids.merged = result.version_major >= kMergedVersionMajor;
   uint64_t offset = kFileHeaderSize;
@@ -868,6 +917,10 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
     throw Error(path + " holds no intact frame: recording is unusable");
   check_merge_end(ids, result, path);
   sum_up(result, first_damage, path);
+  if (!repaired.empty()) {
+    result.complete = false;
+    result.warning = result.warning.empty() ? repaired : repaired + "; " + result.warning;
+  }
   return result;
 }
 

@@ -250,9 +250,11 @@ TEST(Reader, RejectsFilesItCannotUseWithOneClearLine) {
   write_bytes(foreign, "PERFILE2 this is a perf.data file, not ours");
   EXPECT_NE(error_of(foreign).find("not an ebprof recording"), std::string::npos);
 
+  // A newer file's frames are not this reader's to decode: a file header of
+  // version 3 and frames of some future layout.
   std::string newer = temp_file("newer.data");
   write_recording(newer, true, second_batch());
-  std::string bytes = read_bytes(newer);
+  std::string bytes = read_bytes(newer).substr(0, kFileHeaderSize) + std::string(64, 'x');
   bytes[8] = 3;  // major version 3: 2 is a merged file
   write_bytes(newer, bytes);
   std::string message = error_of(newer);
@@ -382,6 +384,25 @@ TEST(Reader, OversizedFieldsAreDamageNotAllocations) {
   r = read_recording(path, k);
   EXPECT_NE(r.warning.find("kernel module name of 57 bytes"), std::string::npos) << r.warning;
   EXPECT_TRUE(k.kernel_symbols.empty());
+}
+
+// The 16-byte file header has no checksum: a flip in its version bytes is
+// caught by the version the header frame repeats under its own (1.4).
+TEST(Reader, AFlipInTheVersionBytesReadsFromTheHeaderFrame) {
+  std::string path = temp_file("version-flip.data");
+  write_recording(path, true, second_batch());
+  const std::string good = read_bytes(path);
+  for (size_t at : {8, 9, 10, 11}) {
+    std::string bad = good;
+    bad[at] ^= 0x40;
+    write_bytes(path, bad);
+    Collected c;
+    ReadResult r = read_recording(path, c);
+    EXPECT_EQ(r.version_major, kVersionMajor) << "byte " << at;
+    EXPECT_EQ(r.version_minor, kVersionMinor) << "byte " << at;
+    EXPECT_TRUE(c.end) << "byte " << at;
+    EXPECT_NE(r.warning.find("the file header is damaged"), std::string::npos) << r.warning;
+  }
 }
 
 // Found by the fuzzer: a zero-length frame with a valid checksum.
