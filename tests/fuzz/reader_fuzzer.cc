@@ -1,18 +1,15 @@
 // libFuzzer target: any byte sequence as a recording, through everything a
 // report does with a file from a stranger: every output format, per thread
 // and merged, with filters and views, info, dump, a diff against itself,
-// and a merge read back. Only a one-line Error may come out.
-#include <sys/mman.h>
-#include <unistd.h>
-
+// and a merge read back. Only a one-line Error may come out. Slow (some 25
+// reports an input): frames_fuzzer covers the reader alone, fast.
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
-#include "format/crc32c.h"
-#include "format/framing.h"
+#include "fuzz/fuzz_input.h"
 #include "report/load/merge.h"
 #include "report/run/formats.h"
 #include "report/run/plan.h"
@@ -20,27 +17,7 @@
 
 namespace {
 
-namespace fmt = ebprof::format;
 namespace report = ebprof::report;
-
-// A mutated payload almost never keeps its CRC, so on its own the fuzzer
-// would test little beyond the checksum. This copy has every frame's CRC
-// recomputed, so mutations reach decompression and Cap'n Proto decoding.
-std::vector<uint8_t> with_valid_checksums(const uint8_t* data, size_t size) {
-  std::vector<uint8_t> out(data, data + size);
-  size_t at = fmt::kFileHeaderSize;
-  while (at + fmt::kFrameHeaderSize <= out.size()) {
-    fmt::FrameHeader h = fmt::decode_frame_header(&out[at]);
-    size_t end = at + fmt::kFrameHeaderSize + h.stored_size;
-    if (end > out.size())
-      break;
-    uint32_t crc = fmt::crc32c(0, &out[at], 12);
-    crc = fmt::crc32c(crc, &out[at + fmt::kFrameHeaderSize], h.stored_size);
-    fmt::put_le32(&out[at + 12], crc);
-    at = end;
-  }
-  return out;
-}
 
 // Reports on `path` as a user might ask for them.
 std::vector<report::ReportOptions> every_report(const std::string& path) {
@@ -87,10 +64,8 @@ std::vector<report::ReportOptions> every_report(const std::string& path) {
 }
 
 void report_on(const uint8_t* data, size_t size) {
-  // The reader takes a path: give it an in-memory file.
-  static const int fd = memfd_create("ebprof-fuzz", MFD_CLOEXEC);
-  static const std::string path = "/proc/self/fd/" + std::to_string(fd);
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size))
+  const std::string& path = ebprof::fuzz::as_file(data, size);
+  if (path.empty())
     return;
   for (const report::ReportOptions& o : every_report(path)) {
     try {
@@ -117,7 +92,7 @@ void report_on(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   report_on(data, size);
-  std::vector<uint8_t> fixed = with_valid_checksums(data, size);
+  std::vector<uint8_t> fixed = ebprof::fuzz::with_valid_checksums(data, size);
   report_on(fixed.data(), fixed.size());
   return 0;
 }
