@@ -1,6 +1,7 @@
 #include "report/symbolize/dwarf_files.h"
 
 #include <algorithm>
+#include <exception>
 
 namespace ebprof::report {
 
@@ -44,7 +45,13 @@ DwarfLines* DwarfFiles::get(const std::string& path) {
 void DwarfFiles::open(File& file, std::unique_lock<std::mutex>& lock) {
   file.state = State::kOpening;
   lock.unlock();
-  std::optional<DwarfLines> lines = DwarfLines::open(file.path);
+  std::optional<DwarfLines> lines;
+  try {
+    lines = DwarfLines::open(file.path);
+  } catch (const std::exception&) {
+    // On a worker nothing could catch it: a file that cannot be read is
+    // a file without DWARF, as for any other failure to open it.
+  }
   lock.lock();
   file.lines = std::move(lines);
   file.state = State::kOpen;
