@@ -64,6 +64,18 @@ TEST(Recording, CountsSamplesByKey) {
   EXPECT_EQ(load(write_small_recording(), {.tids = {8}})[0].total_samples, 1u);
 }
 
+// The observer hears of each stack once, as the batch that defines it is
+// read, with the process and capture of its first sample.
+TEST(Recording, TellsOfEachStackAsItIsRead) {
+  CommTable comms;
+  std::vector<Recording> out;
+  std::vector<StackRef> seen;
+  load_recordings(write_small_recording(), {}, comms, out,
+                  [&](const Recording&, const StackRef& ref) { seen.push_back(ref); });
+  ASSERT_EQ(seen.size(), 1u) << "two samples of one stack";
+  EXPECT_EQ(seen[0], (StackRef{0, 7, 0, 0, kNoWindow}));
+}
+
 TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   const std::vector<Recording> r = load(write_small_recording(), {.include_idle = true});
   std::ostringstream out;

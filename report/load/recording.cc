@@ -105,11 +105,12 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   Recording& r = r_();
   const uint64_t period = sample_weight(r.info);
   const View view = view_of(filter_, r.info);
+  const size_t defined = batch.stacks.size();  // moved into the recording next
   r.stacks.add(batch.first_stack_id, std::move(batch.stacks));
   for (size_t i = 0; i < batch.comms.size(); ++i)
     comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
   keep_windows(batch);
-  std::vector<bool> used(seen_ ? batch.stacks.size() : 0);  // the batch's stacks seen_ was told of
+  std::vector<bool> used(seen_ ? defined : 0);  // the batch's stacks seen_ was told of
   for (const format::Sample& s : batch.samples) {
     // What --view leaves out is not part of this report at all: no
     // "filtered" in the header for intervals of an on-CPU view.
