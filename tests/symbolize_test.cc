@@ -338,6 +338,14 @@ TEST(UserNames, SymfsAndAWarningPerMismatchedBinary) {
   other.one({&p, 1}, in_main + 1);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("recorded 0102"), std::string::npos) << warnings[0];
+  // Named from the tables of several recordings (and looked up ahead of
+  // naming, while a recording loads), the binary is looked for once.
+  FileFinder files(o);
+  const EmbeddedTables first, second;
+  files.dwarf_of(p.mappings[0]);
+  files.find(p.mappings[0], first);
+  files.find(p.mappings[0], second);
+  EXPECT_EQ(warnings.size(), 2u) << "one more finder, one more warning, not three";
 }
 
 // With DWARF at hand, functions inlined at an address become frames of

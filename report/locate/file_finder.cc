@@ -53,7 +53,7 @@ const ElfSymbolTable* FileFinder::open(const std::string& path) {
 // --build-id=none) cannot be verified: it is used, as perf would, but said
 // so once, since only the user can know it was not rebuilt. A deleted file
 // is never on disk; its embedded table still names it.
-void FileFinder::find_binary(const format::Mapping& m, FoundBinary& found) {
+void FileFinder::find_binary(const format::Mapping& m, OnDisk& found) {
   const std::string path = binary_path(options_.sources, m.path);
   if (m.path.ends_with(" (deleted)")) {
     found.attempts.push_back({Source::kBinary, Outcome::kDeleted, path});
@@ -62,6 +62,10 @@ void FileFinder::find_binary(const format::Mapping& m, FoundBinary& found) {
   const ElfSymbolTable* file = open(path);
   const Outcome outcome = compare(file, m.build_id);
   found.attempts.push_back({Source::kBinary, outcome, path});
+  if (usable(outcome)) {
+    found.binary_table = file;
+    found.binary = path;
+  }
   if (!options_.warn)
     return;
   if (outcome == Outcome::kOtherBuild)
@@ -74,27 +78,37 @@ void FileFinder::find_binary(const format::Mapping& m, FoundBinary& found) {
                   "since recording, they may be wrong");
 }
 
-// Separate debuginfo holds the full .symtab (local functions included),
-// which a stripped binary and the embedded table lack. Only with a known
-// build-id: a debuglink name alone proves nothing.
-const ElfSymbolTable* FileFinder::find_debuginfo(const format::Mapping& m, FoundBinary& found) {
-  if (m.build_id.empty())
-    return nullptr;
+const ElfSymbolTable* FileFinder::local_debuginfo(const format::Mapping& m, OnDisk* found) {
   for (const std::string& path :
        debuginfo_paths(options_.sources, m.path, m.build_id, m.debuglink)) {
     const ElfSymbolTable* file = open(path);
     const Outcome outcome = compare(file, m.build_id);
-    found.attempts.push_back({Source::kDebuginfo, outcome, path});
+    if (found)
+      found->attempts.push_back({Source::kDebuginfo, outcome, path});
     if (usable(outcome)) {
-      found.dwarf = path;
+      if (found)
+        found->dwarf = path;
       return file;
     }
   }
+  return nullptr;
+}
+
+// Separate debuginfo holds the full .symtab (local functions included),
+// which a stripped binary and the embedded table lack. Only with a known
+// build-id: a debuglink name alone proves nothing.
+const ElfSymbolTable* FileFinder::find_debuginfo(const format::Mapping& m, OnDisk& found) {
+  if (m.build_id.empty())
+    return nullptr;
+  if (const ElfSymbolTable* file = local_debuginfo(m, &found))
+    return file;
   // Last, and only when nothing local has it: a server, which may be slow.
   if (!options_.debuginfod)
     return nullptr;
   std::string fetched;
-  if (debuginfod_queries_ < kMaxDebuginfodQueries) {
+  if (auto asked = requested_.find(m.build_id); asked != requested_.end() && asked->second) {
+    fetched = options_.debuginfod(m.build_id);  // asked already: the answer
+  } else if (debuginfod_queries_ < kMaxDebuginfodQueries) {
     ++debuginfod_queries_;
     fetched = options_.debuginfod(m.build_id);
   }
@@ -113,13 +127,27 @@ bool FileFinder::request(const format::Mapping& m) {
   auto [it, inserted] = requested_.try_emplace(m.build_id, false);
   if (!inserted)
     return it->second;
-  for (const std::string& path : debuginfo_paths(options_.sources, m.path, m.build_id, m.debuglink))
-    if (usable(compare(open(path), m.build_id)))
-      return false;
-  if (requested_.size() > kMaxDebuginfodQueries)
+  if (local_debuginfo(m, nullptr) || debuginfod_queries_ >= kMaxDebuginfodQueries)
     return false;
+  ++debuginfod_queries_;
   options_.debuginfod_request(m.build_id);
   return it->second = true;
+}
+
+const FileFinder::OnDisk& FileFinder::locate(const format::Mapping& m) {
+  auto [it, inserted] = on_disk_.try_emplace({m.path, m.build_id});
+  OnDisk& found = it->second;
+  if (inserted) {
+    find_binary(m, found);
+    found.debug = find_debuginfo(m, found);
+    if (!found.debug && found.binary_table)
+      found.dwarf = found.binary;
+  }
+  return found;
+}
+
+const std::string& FileFinder::dwarf_of(const format::Mapping& m) {
+  return locate(m).dwarf;
 }
 
 const FoundBinary& FileFinder::find(const format::Mapping& m, const EmbeddedTables& tables) {
@@ -127,25 +155,22 @@ const FoundBinary& FileFinder::find(const format::Mapping& m, const EmbeddedTabl
   FoundBinary& f = it->second;
   if (!inserted)
     return f;
-  find_binary(m, f);
-  const FileAttempt binary = f.attempts.front();
-  const ElfSymbolTable* on_disk = usable(binary.outcome) ? open(binary.path) : nullptr;
-  const ElfSymbolTable* debug = find_debuginfo(m, f);
+  const OnDisk& disk = locate(m);
+  f.attempts = disk.attempts;
+  f.dwarf = disk.dwarf;
+  f.binary = disk.binary;
   auto embedded = m.build_id.empty() ? tables.end() : tables.find(m.build_id);
   if (embedded != tables.end())
     f.embedded = &embedded->second;
-  f.layout = on_disk ? on_disk : f.embedded;
-  f.symbols = debug ? debug : f.layout;
-  if (on_disk)
-    f.binary = binary.path;
-  if (!debug && on_disk)
-    f.dwarf = binary.path;
-  if (!f.layout && debug && has_file_offsets(*debug))
-    f.layout = debug;
+  f.layout = disk.binary_table ? disk.binary_table : f.embedded;
+  f.symbols = disk.debug ? disk.debug : f.layout;
+  if (!f.layout && disk.debug && has_file_offsets(*disk.debug))
+    f.layout = disk.debug;
   if (!f.symbols || !f.layout) {
     f.symbols = f.layout = nullptr;
-    f.missing = binary.outcome == Outcome::kOtherBuild ? UnnamedReason::kBuildIdMismatch
-                                                       : UnnamedReason::kBinaryNotFound;
+    f.missing = disk.attempts.front().outcome == Outcome::kOtherBuild
+                    ? UnnamedReason::kBuildIdMismatch
+                    : UnnamedReason::kBinaryNotFound;
   }
   return f;
 }

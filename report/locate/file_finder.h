@@ -50,8 +50,8 @@ struct FoundBinary {
   std::vector<FileAttempt> attempts;  // in the order they were made
 };
 
-// Finds each (path, build-id) once per embedded table set, and opens each
-// file once.
+// Looks for each (path, build-id) once, whichever recording's tables name
+// it, and opens each file once.
 class FileFinder {
  public:
   explicit FileFinder(SymbolizeOptions options);
@@ -59,15 +59,31 @@ class FileFinder {
   // `embedded` are the tables of the recording the mapping is from.
   const FoundBinary& find(const format::Mapping& mapping, const EmbeddedTables& embedded);
 
+  // The file to read `mapping`'s DWARF from, if any (as find() gives it:
+  // what the recording embeds has none).
+  const std::string& dwarf_of(const format::Mapping& mapping);
+
   // Asks the debuginfod servers for `mapping`'s debuginfo now, without
   // waiting, when nothing local has it: find() takes the answer later.
   // True when it did (or had): the binary's debuginfo is the servers' to give.
   bool request(const format::Mapping& mapping);
 
  private:
+  // What this machine, and the servers, have for one (path, build-id).
+  struct OnDisk {
+    const ElfSymbolTable* binary_table = nullptr;  // the binary, when usable
+    const ElfSymbolTable* debug = nullptr;         // separate debuginfo
+    std::string binary;                            // its path
+    std::string dwarf;
+    std::vector<FileAttempt> attempts;  // the binary first
+  };
+  const OnDisk& locate(const format::Mapping& m);
   const ElfSymbolTable* open(const std::string& path);
-  void find_binary(const format::Mapping& m, FoundBinary& found);
-  const ElfSymbolTable* find_debuginfo(const format::Mapping& m, FoundBinary& found);
+  void find_binary(const format::Mapping& m, OnDisk& found);
+  // The first local debuginfo file of the recorded build; with `found`,
+  // every candidate tried is an attempt.
+  const ElfSymbolTable* local_debuginfo(const format::Mapping& m, OnDisk* found);
+  const ElfSymbolTable* find_debuginfo(const format::Mapping& m, OnDisk& found);
 
   SymbolizeOptions options_;
   // Each query can take seconds, and a recording decides how many build-ids
@@ -75,6 +91,7 @@ class FileFinder {
   static constexpr int kMaxDebuginfodQueries = 200;
   int debuginfod_queries_ = 0;
   std::unordered_map<std::string, std::unique_ptr<ElfSymbolTable>> files_;  // null: unreadable
+  std::map<std::pair<std::string, std::string>, OnDisk> on_disk_;           // by (path, build-id)
   // By (path, build-id, embedded tables).
   std::map<std::tuple<std::string, std::string, const EmbeddedTables*>, FoundBinary> found_;
   std::map<std::string, bool> requested_;  // by build-id: whether the servers were asked

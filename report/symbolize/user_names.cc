@@ -128,13 +128,10 @@ void UserNames::prefetch(const ProcessSymbols& space, uint64_t lookup) {
   // the names need them.
   if (files_.request(*m) || (!options_.inline_frames && !options_.lines))
     return;
-  // Which DWARF file a binary has does not depend on the tables its
-  // recording embeds, which are not final while the recording is read
-  // (and must not be the key of a lookup that outlives them).
-  static const EmbeddedTables kNoTables;
-  const FoundBinary& binary = files_.find(*m, kNoTables);
-  if (!binary.dwarf.empty())
-    dwarf_.prefetch(binary.dwarf);
+  // The recording may still be loading: what it embeds is not final, and
+  // a binary's DWARF file does not depend on it.
+  if (const std::string& dwarf = files_.dwarf_of(*m); !dwarf.empty())
+    dwarf_.prefetch(dwarf);
 }
 
 void UserNames::name(const ProcessSymbols& space, uint64_t address, uint64_t lookup,
