@@ -38,6 +38,10 @@ enum class CallGraph : uint8_t {
 inline constexpr uint32_t kMaxUserStackBytes = 65528;
 inline constexpr size_t kMaxUserRegisters = 32;
 
+// The DWARF numbers of the x86-64 registers RecordingInfo::user_registers
+// name and unwinding reads: the return address (rip), rsp and rbp.
+inline constexpr uint16_t kDwarfRip = 16, kDwarfRsp = 7, kDwarfRbp = 6;
+
 struct RecordingInfo {
   std::string writer_version;
   std::string hostname;
@@ -63,7 +67,7 @@ struct RecordingInfo {
   // --call-graph dwarf: what windows hold.
   CallGraph call_graph = CallGraph::kFramePointer;
   uint32_t user_stack_bytes = 0;         // SIZE asked for
-  std::vector<uint16_t> user_registers;  // DWARF numbers of UserWindow::regs
+  std::vector<uint16_t> user_registers;  // DWARF numbers of UserWindow::regs (kDwarf*)
   uint32_t stack_block_bytes = 0;        // a power of two; 0 without windows
 };
 

@@ -15,7 +15,6 @@
 namespace ebprof::record {
 namespace {
 
-constexpr unsigned kStackPointer = 7;  // DWARF's rsp (x86-64)
 // Where rip and rsp are in the records' registers.
 constexpr size_t kIpIndex = 0, kSpIndex = 1;
 // Frameless functions calling each other (nanosleep calls clock_nanosleep)
@@ -103,7 +102,8 @@ std::optional<uint64_t> LeafRepair::frameless_cfa(uint32_t pid, uint64_t pc,
   Dwarf_Op* ops = nullptr;
   size_t nops = 0;
   if (dwarf_cfi_addrframe(b->cfi, *vaddr, &frame) == 0 && dwarf_frame_cfa(frame, &ops, &nops) == 0)
-    if (auto rule = cfa_rule(ops, nops); rule && rule->first == kStackPointer && rule->second >= 8)
+    if (auto rule = cfa_rule(ops, nops);
+        rule && rule->first == format::kDwarfRsp && rule->second >= 8)
       it->second = static_cast<uint64_t>(rule->second);
   std::free(frame);
   return it->second;

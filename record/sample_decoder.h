@@ -12,7 +12,8 @@ namespace ebprof::record {
 
 // What RawSample::user_regs are, as DWARF numbers them (x86-64): rip, rsp,
 // rbp, rbx, r10, r12-r15 (bpf/profile.h's order).
-inline constexpr uint16_t kUserRegisterNumbers[] = {16, 7, 6, 3, 10, 12, 13, 14, 15};
+inline constexpr uint16_t kUserRegisterNumbers[] = {
+    format::kDwarfRip, format::kDwarfRsp, format::kDwarfRbp, 3, 10, 12, 13, 14, 15};
 inline constexpr size_t kUserStackPointer = 1;  // rsp's index
 
 // One ring-buffer record, checked and viewed in place. The spans and comm

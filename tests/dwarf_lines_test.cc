@@ -405,8 +405,8 @@ TEST(DwarfFiles, PrefetchedFilesReadAsOpenedOnes) {
   EXPECT_EQ(files.get("/nonexistent/file"), nullptr);
   DwarfLines* asked = files.get(kNoPie);  // never prefetched: opened by the asker
   ASSERT_NE(asked, nullptr);
-  EXPECT_FALSE(asked->frames(symbol_named(ElfSymbolTable::load(kNoPie), kContaining)->address)
-                   .empty());
+  EXPECT_FALSE(
+      asked->frames(symbol_named(ElfSymbolTable::load(kNoPie), kContaining)->address).empty());
 }
 
 TEST(DwarfFiles, FilesNobodyAskedForDoNotHoldUpTheEnd) {

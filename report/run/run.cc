@@ -1,7 +1,6 @@
 #include "report/run/run.h"
 
 #include <sys/stat.h>
-#include <deque>
 
 #include <cerrno>
 #include <cstdio>

@@ -36,8 +36,7 @@ StackRef Symbolizer::prepare(const Recording& recording, const StackRef& ref) {
     pcs = u.pcs;
   } else {
     const format::Stack* stack = recording.stacks.find(ref.stack);
-    if (prefetch_budget_ == 0 || !stack ||
-        !prefetched_stacks_.insert(ref).second)
+    if (prefetch_budget_ == 0 || !stack || !prefetched_stacks_.insert(ref).second)
       return ref;
     pcs = stack->user;
     // Beside a copied stack, the frame-pointer chain is what frame

@@ -12,9 +12,6 @@
 namespace ebprof::report {
 namespace {
 
-// DWARF's x86-64 register numbers.
-constexpr unsigned kFramePointer = 6, kStackPointer = 7, kReturnAddress = 16;
-
 // libdwfl looks for ELF files and debuginfo itself unless told not to:
 // the report decides which file names a module, by build-id.
 int find_nothing(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*, GElf_Word,
@@ -189,7 +186,7 @@ int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
   // Each frame must be higher up the stack than the last (libdwfl 0.188
   // has no loop check of its own).
   Dwarf_Word sp = 0;
-  if (dwfl_frame_reg(frame, kStackPointer, &sp) == 0) {
+  if (dwfl_frame_reg(frame, format::kDwarfRsp, &sp) == 0) {
     if (!self->pcs_.empty() && sp <= self->last_sp_) {
       self->stop_ = UnnamedReason::kUnwindLoop;
       return DWARF_CB_ABORT;
@@ -234,11 +231,11 @@ std::optional<UnwoundStack> AddressSpace::walk_by_rules() {
   bool have_pc = false, have_sp = false, have_fp = false;
   const std::vector<uint16_t>& numbers = recording_->info.user_registers;
   for (size_t i = 0; i < numbers.size() && i < window_->regs.size(); ++i) {
-    if (numbers[i] == kReturnAddress)
+    if (numbers[i] == format::kDwarfRip)
       pc = window_->regs[i], have_pc = true;
-    else if (numbers[i] == kStackPointer)
+    else if (numbers[i] == format::kDwarfRsp)
       sp = window_->regs[i], have_sp = true;
-    else if (numbers[i] == kFramePointer)
+    else if (numbers[i] == format::kDwarfRbp)
       fp = window_->regs[i], have_fp = true;
   }
   if (!have_pc || !have_sp)

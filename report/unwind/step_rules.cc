@@ -6,11 +6,10 @@
 #include <cstdlib>
 #include <memory>
 
+#include "format/recording.h"
+
 namespace ebprof::report {
 namespace {
-
-// DWARF's x86-64 register numbers.
-constexpr unsigned kRbp = 6, kRsp = 7, kReturnAddress = 16;
 
 struct FreeFrame {
   void operator()(Dwarf_Frame* frame) const { std::free(frame); }
@@ -28,7 +27,7 @@ std::optional<int64_t> saved_at(const Dwarf_Op* ops, size_t nops) {
 
 std::optional<StepRule> rule_of(Dwarf_Frame* frame) {
   bool signal = false;
-  if (dwarf_frame_info(frame, nullptr, nullptr, &signal) != static_cast<int>(kReturnAddress) ||
+  if (dwarf_frame_info(frame, nullptr, nullptr, &signal) != static_cast<int>(format::kDwarfRip) ||
       signal)
     return std::nullopt;
   StepRule rule;
@@ -46,13 +45,13 @@ std::optional<StepRule> rule_of(Dwarf_Frame* frame) {
   } else {
     return std::nullopt;
   }
-  if (base != kRsp && base != kRbp)
+  if (base != format::kDwarfRsp && base != format::kDwarfRbp)
     return std::nullopt;
-  rule.cfa_base = base == kRsp ? StepRule::Base::kRsp : StepRule::Base::kRbp;
+  rule.cfa_base = base == format::kDwarfRsp ? StepRule::Base::kRsp : StepRule::Base::kRbp;
 
   // Undefined: *nops 0 with *ops the caller's array; same value: *ops null.
   Dwarf_Op mem[3];
-  if (dwarf_frame_register(frame, kReturnAddress, mem, &ops, &nops) != 0)
+  if (dwarf_frame_register(frame, format::kDwarfRip, mem, &ops, &nops) != 0)
     return std::nullopt;
   if (nops == 0 && ops == mem) {
     rule.outermost = true;
@@ -61,7 +60,7 @@ std::optional<StepRule> rule_of(Dwarf_Frame* frame) {
   } else {
     return std::nullopt;
   }
-  if (dwarf_frame_register(frame, kRbp, mem, &ops, &nops) != 0)
+  if (dwarf_frame_register(frame, format::kDwarfRbp, mem, &ops, &nops) != 0)
     return std::nullopt;
   if (nops == 0) {
     rule.rbp = ops == nullptr ? StepRule::Rbp::kSame : StepRule::Rbp::kLost;
