@@ -473,6 +473,16 @@ std::optional<std::pair<uint16_t, uint16_t>> joined_file_header(int fd, uint64_t
                                                                 uint64_t file_size,
                                                                 const std::string& path);
 
+// The Cap'n Proto message of a frame's unpacked bytes, the work it can
+// cause bounded to a small multiple of its size.
+capnp::FlatArrayMessageReader message_of(const std::vector<uint64_t>& raw) {
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = raw.size() * 4 + 1024;
+  options.nestingLimit = 16;
+  return capnp::FlatArrayMessageReader(
+      kj::arrayPtr(reinterpret_cast<const capnp::word*>(raw.data()), raw.size()), options);
+}
+
 // A frame's message bytes into `raw`: decompressed, or copied. Returns why
 // the frame is damaged, or "".
 std::string unpack(const FrameHeader& h, const std::vector<uint8_t>& stored,
@@ -590,12 +600,7 @@ std::string decode_frame(const FrameHeader& h, const std::vector<uint8_t>& store
       h.kind != static_cast<uint16_t>(FrameKind::kSource))
     throw Error(path + " has no recording header frame: file is damaged");
   try {
-    capnp::ReaderOptions options;
-    // Bound the work a message can cause to a small multiple of its size.
-    options.traversalLimitInWords = raw.size() * 4 + 1024;
-    options.nestingLimit = 16;
-    capnp::FlatArrayMessageReader message(
-        kj::arrayPtr(reinterpret_cast<const capnp::word*>(raw.data()), raw.size()), options);
+    capnp::FlatArrayMessageReader message = message_of(raw);
     Delivery deliver{visitor, info, ids, h.kind};
     dispatch(message, allow_gaps, deliver);
   } catch (const FrameDamage& d) {
@@ -702,10 +707,7 @@ std::optional<std::pair<uint16_t, uint16_t>> version_in_header_frame(int fd, uin
       if (!unpack(h, stored, raw, zstd.get()).empty())
         return std::nullopt;
       try {
-        capnp::ReaderOptions options;
-        options.traversalLimitInWords = raw.size() * 4 + 1024;
-        capnp::FlatArrayMessageReader message(
-            kj::arrayPtr(reinterpret_cast<const capnp::word*>(raw.data()), raw.size()), options);
+        capnp::FlatArrayMessageReader message = message_of(raw);
         const auto info = message.getRoot<schema::RecordingInfo>();
         return std::pair{info.getFormatMajor(), info.getFormatMinor()};
       } catch (const kj::Exception&) {
