@@ -40,10 +40,8 @@ void check_output(const std::string& path, const std::string& option) {
                 option);
   }
   if (!S_ISREG(st.st_mode))
-    throw Error(
-        option + " " + path + " is " + kind_of(st.st_mode) +
-        ": give the path of a regular file to write" +
-        (S_ISCHR(st.st_mode) ? " (leave " + option + " out to write to stdout, if it can)" : ""));
+    throw Error(option + " " + path + " is " + kind_of(st.st_mode) +
+                ": give the path of a regular file to write");
 }
 
 UniqueFd create_new(const std::string& path, const std::string& option) {
