@@ -42,6 +42,10 @@ struct RecordingInfo {
   # file whose 16-byte file header was damaged is read as.
   formatMajor @25 :UInt16;
   formatMinor @26 :UInt16;
+  # 1.5, dwarf: a sample's window is one of the last windowReach windows
+  # defined before it (the recorder defines one again past that), so a
+  # reader keeps that many; 0 (older files): any window defined before.
+  windowReach @27 :UInt32;
 }
 
 struct KernelModule {

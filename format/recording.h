@@ -69,6 +69,9 @@ struct RecordingInfo {
   uint32_t user_stack_bytes = 0;         // SIZE asked for
   std::vector<uint16_t> user_registers;  // DWARF numbers of UserWindow::regs (kDwarf*)
   uint32_t stack_block_bytes = 0;        // a power of two; 0 without windows
+  // How far back a sample's window may be: one of the last window_reach
+  // windows defined before it; 0: any earlier one (files before 1.5).
+  uint32_t window_reach = 0;
 };
 
 struct KernelSymbol {

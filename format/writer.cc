@@ -184,6 +184,7 @@ void RecordingWriter::write(const RecordingInfo& info) {
   b.setUserStackBytes(info.user_stack_bytes);
   set_all(b.initUserRegisters(info.user_registers.size()), info.user_registers);
   b.setStackBlockBytes(info.stack_block_bytes);
+  b.setWindowReach(info.window_reach);
   b.setFormatMajor(options_.merged ? kMergedVersionMajor : kVersionMajor);
   b.setFormatMinor(options_.merged ? kMergedVersionMinor : kVersionMinor);
   write_message(FrameKind::kRecordingInfo, message);

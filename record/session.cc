@@ -86,6 +86,7 @@ Header read_header(const RecordOptions& o, const SamplerConfig& config) {
     h.info.user_stack_bytes = config.user_stack_bytes;
     h.info.user_registers.assign(std::begin(kUserRegisterNumbers), std::end(kUserRegisterNumbers));
     h.info.stack_block_bytes = StackWindows::kBlockBytes;
+    h.info.window_reach = StackWindows::kReach;
   }
   if (config.off_cpu) {
     h.info.off_cpu = switch_hook_name(config.off_cpu->hook);

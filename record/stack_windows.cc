@@ -52,7 +52,8 @@ uint32_t StackWindows::intern(std::span<const uint64_t> regs, format::UserAbi ab
     windows_.clear();
   auto [it, inserted] = windows_.try_emplace(
       key_of<Key>(identity_.data(), identity_.size() * sizeof(uint64_t)), next_window_);
-  if (inserted) {
+  if (inserted || next_window_ - it->second > kReach) {
+    it->second = next_window_;
     batch.windows.push_back(
         {{regs.begin(), regs.end()},
          base,

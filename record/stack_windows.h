@@ -19,11 +19,13 @@ namespace ebprof::record {
 //
 // Memory is bounded: past kMaxRemembered blocks or windows, what is
 // remembered starts afresh (ids go on), at the cost of storing some
-// content again.
+// content again. A window repeated after kReach others is defined again
+// (its blocks are not): a report then keeps only the last kReach windows.
 class StackWindows {
  public:
   static constexpr uint32_t kBlockBytes = 128;
   static constexpr size_t kMaxRemembered = size_t{1} << 20;
+  static constexpr uint32_t kReach = 8192;  // RecordingInfo::window_reach
 
   // The window of these registers and stack bytes (from `base` up): its
   // id, with what is new appended to `batch` (blocks, then the window).

@@ -82,7 +82,7 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   write_info(out, describe_recording(r[0]), {{UnnamedReason::kBinaryNotFound, 2}});
   const std::string text = out.str();
   for (const char* line :
-       {"format          1.4, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
+       {"format          1.5, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
         "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
         "samples         2\n", "processes       1 (1 maps captures, 1 mappings)\n",
         "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
@@ -106,7 +106,7 @@ TEST(DumpWriter, PrintsEveryFrameInOrder) {
         "elf-symbols", "0x1000 size 0x10 f", "stack 0", "user: 0x1004", "comm 0 app",
         "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0", "losses at 2000000000",
         "cpu 1 lost 2 buffer full", "cpu 0 partial 1 user stack unreadable", "lost 2 buffer full",
-        "partial 1 user stack unreadable", "# 7 frames, format 1.4"}) {
+        "partial 1 user stack unreadable", "# 7 frames, format 1.5"}) {
     size_t next = text.find(piece, at);
     ASSERT_NE(next, std::string::npos) << piece << "\n" << text;
     at = next;

@@ -426,5 +426,30 @@ TEST(Recorder, ASwitchWindowIsWrittenOnlyWithItsInterval) {
   EXPECT_EQ(c.batches[1].samples[0].blocked_ns, 2000u);
 }
 
+// A window repeats under its id only within kReach windows: a report keeps
+// no more than that many. Past it, the window is defined again, its blocks
+// are not.
+TEST(StackWindows, AWindowRepeatedPastTheReachIsDefinedAgain) {
+  StackWindows windows;
+  format::SampleBatch batch;
+  const std::vector<std::byte> stack(256, std::byte{7});
+  auto intern = [&](uint64_t rip) {
+    const uint64_t regs[] = {rip, 0x7fff0000};
+    return windows.intern(regs, format::UserAbi::k64, 0x7fff0000, stack, batch);
+  };
+  const uint32_t first = intern(1);
+  EXPECT_EQ(intern(1), first);
+  for (uint64_t rip = 2; rip < StackWindows::kReach + 1; ++rip)
+    intern(rip);
+  EXPECT_EQ(intern(1), first);  // kReach windows since: still in reach
+  intern(StackWindows::kReach + 1);
+  const size_t block_bytes = batch.blocks.size();
+  const uint32_t again = intern(1);
+  EXPECT_EQ(again, windows.windows() - 1);
+  EXPECT_EQ(batch.windows.back().regs[0], 1u);
+  EXPECT_EQ(batch.blocks.size(), block_bytes);
+  EXPECT_EQ(intern(1), again);
+}
+
 }  // namespace
 }  // namespace ebprof::record

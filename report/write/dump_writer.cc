@@ -42,6 +42,8 @@ class Dumper : public format::RecordingVisitor {
            << i.stack_block_bytes << ", registers";
       for (uint16_t r : i.user_registers)
         out_ << ' ' << r;
+      if (i.window_reach)
+        out_ << ", windows reached back " << i.window_reach;
       out_ << '\n';
     }
   }
