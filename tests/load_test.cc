@@ -2,6 +2,7 @@
 // the sample filter, merged files, and what `info` and `dump` say of them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "report/load/merge.h"
 #include "report/load/recording.h"
 #include "report/load/sample_filter.h"
+#include "report/load/sample_stream.h"
 #include "report/write/dump_writer.h"
 #include "report/write/info_writer.h"
 
@@ -70,10 +72,117 @@ TEST(Recording, TellsOfEachStackAsItIsRead) {
   CommTable comms;
   std::vector<Recording> out;
   std::vector<StackRef> seen;
-  load_recordings(write_small_recording(), {}, comms, out,
-                  [&](const Recording&, const StackRef& ref) { seen.push_back(ref); });
+  load_recordings(
+      write_small_recording(), {}, comms, out,
+      {.stack_seen = [&](const Recording&, const StackRef& ref) { seen.push_back(ref); }});
   ASSERT_EQ(seen.size(), 1u) << "two samples of one stack";
   EXPECT_EQ(seen[0], (StackRef{0, 7, 0, 0, kNoWindow}));
+}
+
+// A --call-graph dwarf recording of `batches` batches of two windows and
+// two samples each of one thread and stack (their own windows; the second
+// of a later batch uses the previous batch's second window), whose samples
+// reach `reach` windows back from their batch's first (0: as far as they
+// like, as before 1.5).
+std::string write_windowed_recording(uint32_t reach, int batches) {
+  std::string path = ::testing::TempDir() + "/windowed.data";
+  auto w = format::RecordingWriter::create(path);
+  format::RecordingInfo info;
+  info.call_graph = format::CallGraph::kDwarf;
+  info.user_stack_bytes = 8192;
+  info.user_registers = {16, 7};
+  info.stack_block_bytes = 128;
+  info.window_reach = reach;
+  w.write(info);
+  w.write(format::ProcessInfo{7, "app", 0, {{0x1000, 0x2000, 0, "/bin/app"}}, ""});
+  for (int i = 0; i < batches; ++i) {
+    format::SampleBatch b;
+    const auto n = static_cast<uint32_t>(i);
+    b.first_stack_id = b.first_comm_id = i == 0 ? 0 : 1;
+    if (i == 0) {
+      b.stacks = {{{}, {0x1004}}};
+      b.comms = {"app"};
+    }
+    b.first_block_id = n, b.first_window_id = 2 * n;
+    b.blocks.assign(128, static_cast<char>(i));
+    for (uint64_t rip : {0x1004, 0x1008})
+      b.windows.push_back({{rip, 0x7000}, 0x7000, 16, format::UserAbi::k64, {n}});
+    const uint32_t second = i == 0 ? 1 : 2 * n - 1;
+    b.samples = {{100 + n, 7, 7, 0, 0, 0, 0, {}, format::kNoWaker, 0, 0, 0, 2 * n},
+                 {200 + n, 7, 7, 0, 0, 0, 0, {}, format::kNoWaker, 0, 0, 0, second}};
+    w.write(b);
+  }
+  w.close();
+  return path;
+}
+
+// Windows are settled a few batches after their own (once the maps they
+// need are in), samples that unwind alike then count as one key, and only
+// the windows later samples can reach stay in memory.
+TEST(Recording, SettlesWindowsAsTheFileStreamsAndLetsThemGo) {
+  CommTable comms;
+  std::vector<Recording> out;
+  std::vector<std::pair<size_t, std::vector<StackRef>>> settled;  // windows read, refs
+  const LoadHooks hooks{.settle_windows = [&](const Recording&,
+                                              const IdRuns<format::UserWindow>& windows,
+                                              std::span<StackRef> refs) {
+    settled.emplace_back(windows.size(), std::vector(refs.begin(), refs.end()));
+    for (StackRef& ref : refs) {
+      ASSERT_NE(windows.find(ref.window), nullptr) << "window " << ref.window << " let go";
+      ref.window %= 2;  // every window unwinds like the first of its kind
+    }
+  }};
+  load_recordings(write_windowed_recording(2, 6), {}, comms, out, hooks);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(settled.size(), 6u);
+  const size_t windows_read[] = {6, 8, 10, 12, 12, 12};  // two batches late, then at the end
+  for (size_t i = 0; i < settled.size(); ++i) {
+    EXPECT_EQ(settled[i].first, windows_read[i]) << "batch " << i;
+    ASSERT_EQ(settled[i].second.size(), 2u) << "batch " << i;
+  }
+  EXPECT_EQ(settled[3].second[0].window, 6u);
+  EXPECT_EQ(settled[3].second[1].window, 5u);
+  const Recording& r = out[0];
+  ASSERT_EQ(r.counts.size(), 2u) << "samples that unwind alike are one key";
+  EXPECT_EQ(r.counts[0].first.stack.window, 0u);
+  EXPECT_EQ(r.counts[0].second.count, 6u);
+  EXPECT_EQ(r.counts[1].first.stack.window, 1u);
+  EXPECT_EQ(r.counts[1].second.count, 6u);
+  EXPECT_EQ(r.windows.size(), 12u);
+  EXPECT_EQ(r.windows.find(9), nullptr) << "no sample can reach it any more";
+  EXPECT_NE(r.windows.find(10), nullptr);
+
+  // An older file promises no reach: every window stays.
+  out.clear();
+  load_recordings(write_windowed_recording(0, 6), {}, comms, out, hooks);
+  for (uint32_t id = 0; id < 12; ++id)
+    EXPECT_NE(out[0].windows.find(id), nullptr) << "window " << id;
+}
+
+// The second pass of a per-sample output settles each batch's windows as
+// the load did, its own copy of them in hand: each sample's key is then
+// one the load counted.
+TEST(SampleStream, SettlesWindowsAsTheLoadDid) {
+  const std::string path = write_windowed_recording(2, 6);
+  CommTable comms;
+  std::vector<Recording> out;
+  const SettleWindows settle = [](const Recording&, const IdRuns<format::UserWindow>& windows,
+                                  std::span<StackRef> refs) {
+    for (StackRef& ref : refs)
+      ref.window = windows.find(ref.window) ? ref.window % 2 : kNoWindow;
+  };
+  load_recordings(path, {}, comms, out, {.settle_windows = settle});
+  size_t samples = 0;
+  stream_samples(
+      path, out, {}, comms,
+      [&](const Recording& r, const SampleKey& key, const format::Sample&) {
+        ++samples;
+        EXPECT_TRUE(std::any_of(r.counts.begin(), r.counts.end(),
+                                [&](const auto& c) { return c.first == key; }))
+            << "window " << key.stack.window;
+      },
+      settle);
+  EXPECT_EQ(samples, 12u);
 }
 
 TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {

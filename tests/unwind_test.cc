@@ -328,18 +328,26 @@ TEST(Unwinder, AllAtOnceUnwindsAsOneAfterTheOther) {
   ASSERT_GE(refs.size(), 4000u) << "few enough for one thread: the test would test less";
   FileFinder files({});
   Unwinder all(files), one(files);
-  all.unwind_all(r, refs);
-  size_t full = 0;
-  for (const StackRef& ref : refs) {
-    const UnwoundStack& a = all.unwind(r, ref);
+  std::vector<StackRef> standing = refs;
+  all.unwind_all(r, r.windows, standing);
+  Recording windowless = r;  // what stands for each ref is known without its window
+  windowless.windows = {};
+  size_t full = 0, replaced = 0;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const StackRef& ref = refs[i];
+    const UnwoundStack& a = all.unwind(windowless, standing[i]);
     const UnwoundStack& b = one.unwind(r, ref);
     ASSERT_EQ(a.pcs, b.pcs) << "window " << ref.window;
     ASSERT_EQ(a.end, b.end) << "window " << ref.window;
     ASSERT_EQ(a.id, b.id) << "window " << ref.window;
     ASSERT_EQ(a.window, b.window) << "window " << ref.window;
+    ASSERT_EQ(standing[i].window, b.window) << "window " << ref.window;
+    ASSERT_EQ(standing[i].pid, ref.pid);
     full += a.end == UnnamedReason::kNone;
+    replaced += standing[i] != ref;
   }
   EXPECT_GT(full, 0u);
+  EXPECT_GT(replaced, 0u) << "windows that unwind alike stand for each other";
 }
 
 // Hostile or odd windows end with a reason, never a crash or a guess.

@@ -64,19 +64,22 @@ Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
   std::vector<Keyed> keyed;
   for (const Recording& r : recordings) {
     const size_t first = keyed.size();
-    std::vector<StackRef> windows;
+    std::vector<StackRef> windows;  // the stacks with one: settled already, unless the load was not
     for (const auto& [recorded, values] : r.counts) {
       const SampleKey& key =
           keyed.emplace_back(Keyed{&r, options.grouping.apply(recorded), values}).key;
-      for (const StackRef& ref : {key.stack, key.waker})
-        if (ref.window != kNoWindow)
-          windows.push_back(ref);
+      if (key.stack.window != kNoWindow)
+        windows.push_back(key.stack);
     }
-    symbolizer.unwinder().unwind_all(r, windows);
     // Windows that unwind alike are one key.
-    for (size_t i = first; i < keyed.size(); ++i)
-      for (StackRef* ref : {&keyed[i].key.stack, &keyed[i].key.waker})
-        *ref = symbolizer.prepare(r, *ref);
+    symbolizer.unwinder().unwind_all(r, r.windows, windows);
+    auto settled = windows.begin();
+    for (size_t i = first; i < keyed.size(); ++i) {
+      if (keyed[i].key.stack.window != kNoWindow)
+        keyed[i].key.stack = *settled++;
+      symbolizer.prepare(r, keyed[i].key.stack);
+      symbolizer.prepare(r, keyed[i].key.waker);
+    }
   }
   for (const auto& [rp, key, values] : keyed) {
     const Recording& r = *rp;

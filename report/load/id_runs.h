@@ -40,7 +40,14 @@ class IdRuns {
     const Run* run = detail::run_before(runs_, id);
     return run && id - run->first < run->items.size() ? &run->items[id - run->first] : nullptr;
   }
+  // The items added, forgotten ones too.
   size_t size() const { return size_; }
+  // Lets go of the runs whose ids all lie below `id`.
+  void forget_before(uint32_t id) {
+    auto kept = std::find_if(runs_.begin(), runs_.end(),
+                             [&](const Run& r) { return r.first + r.items.size() > id; });
+    runs_.erase(runs_.begin(), kept);
+  }
   // Calls `f` with each item, in id order.
   template <typename F>
   void each(F&& f) const {

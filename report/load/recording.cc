@@ -1,6 +1,7 @@
 #include "report/load/recording.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 #include "format/lookup.h"
@@ -15,8 +16,8 @@ namespace {
 class RecordingBuilder : public format::RecordingVisitor {
  public:
   RecordingBuilder(std::vector<Recording>& out, const SampleFilter& filter, CommTable& comms,
-                   const StackSeen& seen)
-      : out_(out), first_(out.size()), filter_(filter), comms_(comms), seen_(seen) {
+                   const LoadHooks& hooks)
+      : out_(out), first_(out.size()), filter_(filter), comms_(comms), hooks_(hooks) {
     begin_source();
   }
 
@@ -61,7 +62,7 @@ class RecordingBuilder : public format::RecordingVisitor {
   }
   void on_elf_cfi(format::ElfCfi&& c) override {
     std::string id = c.build_id;
-    cfi_.try_emplace(std::move(id), std::move(c));
+    cfi_->try_emplace(std::move(id), std::move(c));
   }
   void on_jit_symbols(format::JitSymbols&& j) override {
     auto& symbols = r_().jit_symbols[j.pid];
@@ -73,10 +74,15 @@ class RecordingBuilder : public format::RecordingVisitor {
  private:
   Recording& r_() { return out_.back(); }
   void begin_source() {
+    if (out_.size() > first_)
+      settle_all();
     const auto index = static_cast<uint32_t>(out_.size());
-    out_.emplace_back().index = index;
+    Recording& r = out_.emplace_back();
+    r.index = index;
+    r.embedded_cfi = cfi_;  // what unwinding reads as the file streams
     index_.clear();
     comm_ids_.clear();
+    next_window_ = 0;
   }
   uint32_t comm(uint32_t id) const {
     auto it = comm_ids_.find(id);
@@ -87,18 +93,44 @@ class RecordingBuilder : public format::RecordingVisitor {
   const size_t first_;  // this file's first recording in out_
   const SampleFilter& filter_;
   CommTable& comms_;
-  const StackSeen& seen_;
+  const LoadHooks& hooks_;
   const uint32_t lost_comm_ = comms_.intern(kLostComm);
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index_;  // into counts
   std::unordered_map<uint32_t, uint32_t> comm_ids_;             // the file's id: the report's
   std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
-  std::unordered_map<std::string, format::ElfCfi> cfi_;
+  // Shared by the file's sources (all of them may need any), and read by
+  // the unwinding as it streams.
+  std::shared_ptr<std::unordered_map<std::string, format::ElfCfi>> cfi_ =
+      std::make_shared<std::unordered_map<std::string, format::ElfCfi>>();
+
+  // A batch's samples by key, counted but not settled yet.
+  struct Pending {
+    uint32_t first_window = 0;  // the batch's: what its samples may reach back from
+    std::vector<std::pair<SampleKey, SampleValues>> counts;
+    std::unordered_map<SampleKey, size_t, SampleKeyHash> index;  // into counts
+  };
+  // A batch is settled once this many later ones were read: the maps
+  // captures its samples need come within a second or so after them (the
+  // recorder applies side-band events a second late, and batches last a
+  // second), and an address a sample's capture lacks is looked up in later
+  // captures.
+  static constexpr size_t kSettleLag = 2;
+  std::deque<Pending> pending_;
+  void settle_oldest();
+  void settle_all() {
+    while (!pending_.empty())
+      settle_oldest();
+  }
+  // Lets go of the windows no sample still to come can use.
+  void forget_windows();
 
   void keep_windows(format::SampleBatch& batch) {
     Recording& r = r_();
     r.blocks.add(batch.first_block_id, std::move(batch.blocks), r.info.stack_block_bytes);
+    next_window_ = batch.first_window_id + batch.windows.size();
     r.windows.add(batch.first_window_id, std::move(batch.windows));
   }
+  uint64_t next_window_ = 0;  // the source's: the id after its last window read
 };
 
 void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
@@ -109,8 +141,10 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   r.stacks.add(batch.first_stack_id, std::move(batch.stacks));
   for (size_t i = 0; i < batch.comms.size(); ++i)
     comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
+  Pending& p = pending_.emplace_back();
+  p.first_window = batch.first_window_id;
   keep_windows(batch);
-  std::vector<bool> used(seen_ ? defined : 0);  // the batch's stacks seen_ was told of
+  std::vector<bool> used(hooks_.stack_seen ? defined : 0);  // the batch's stacks told of
   for (const format::Sample& s : batch.samples) {
     // What --view leaves out is not part of this report at all: no
     // "filtered" in the header for intervals of an on-CPU view.
@@ -135,26 +169,66 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
     if (const uint64_t i = uint64_t{s.stack_id} - batch.first_stack_id;
         i < used.size() && !used[i]) {
       used[i] = true;
-      seen_(r, {key.stack.source, key.stack.pid, key.stack.capture, key.stack.stack});
+      hooks_.stack_seen(r, {key.stack.source, key.stack.pid, key.stack.capture, key.stack.stack});
     }
-    auto [it, inserted] = index_.try_emplace(key, r.counts.size());
+    auto [it, inserted] = p.index.try_emplace(key, p.counts.size());
     if (inserted)
-      r.counts.emplace_back(key, SampleValues{});
-    r.counts[it->second].second.add(1, s.blocked_ns == 0 ? period : s.blocked_ns);
+      p.counts.emplace_back(key, SampleValues{});
+    p.counts[it->second].second.add(1, s.blocked_ns == 0 ? period : s.blocked_ns);
     ++r.total_samples;
     r.last_sample_ns = std::max(r.last_sample_ns, s.time_ns);
   }
+  while (pending_.size() > kSettleLag)
+    settle_oldest();
+}
+
+void RecordingBuilder::settle_oldest() {
+  Recording& r = r_();
+  Pending p = std::move(pending_.front());
+  pending_.pop_front();
+  if (hooks_.settle_windows) {
+    std::vector<StackRef> refs;
+    for (const auto& [key, values] : p.counts)
+      if (key.stack.window != kNoWindow)
+        refs.push_back(key.stack);
+    hooks_.settle_windows(r, r.windows, refs);
+    auto settled = refs.begin();
+    for (auto& [key, values] : p.counts)
+      if (key.stack.window != kNoWindow)
+        key.stack = *settled++;
+    forget_windows();
+  }
+  // In the order the keys first appeared, as they would unsettled.
+  for (auto& [key, values] : p.counts) {
+    auto [it, inserted] = index_.try_emplace(key, r.counts.size());
+    if (inserted)
+      r.counts.emplace_back(key, values);
+    else
+      r.counts[it->second].second.add(values.count, values.time_ns);
+  }
+}
+
+void RecordingBuilder::forget_windows() {
+  Recording& r = r_();
+  if (r.info.window_reach == 0)
+    return;  // an older file: a sample may use any window defined before it
+  // The samples still to come are those of the pending batches and of
+  // batches not read yet: they reach back from the oldest pending batch's
+  // first window, or with none pending, from the next window's id.
+  const uint32_t next = pending_.empty()
+                            ? static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, next_window_))
+                            : pending_.front().first_window;
+  r.windows.forget_before(first_window_reached(r.info, next));
 }
 
 void RecordingBuilder::finish() {
+  settle_all();
   // Keyed by build-id, whichever source brought them: built once, shared.
   auto tables = std::make_shared<EmbeddedTables>();
   for (auto& [id, e] : embedded_)
     tables->try_emplace(id, ElfIdentity{id, ""}, std::move(e.segments), std::move(e.symbols));
-  auto cfi = std::make_shared<std::unordered_map<std::string, format::ElfCfi>>(std::move(cfi_));
   for (size_t i = first_; i < out_.size(); ++i) {
     Recording& r = out_[i];
-    r.embedded_cfi = cfi;
     // Stable: at an address reused for new code, the name written last wins.
     for (auto& [pid, symbols] : r.jit_symbols)
       std::stable_sort(symbols.begin(), symbols.end(),
@@ -197,9 +271,9 @@ uint32_t CommTable::intern(const std::string& comm) {
 }
 
 void load_recordings(const std::string& path, const SampleFilter& filter, CommTable& comms,
-                     std::vector<Recording>& out, const StackSeen& seen) {
+                     std::vector<Recording>& out, const LoadHooks& hooks) {
   const size_t first = out.size();
-  RecordingBuilder builder(out, filter, comms, seen);
+  RecordingBuilder builder(out, filter, comms, hooks);
   const format::ReadResult result = format::read_recording(path, builder);
   builder.finish();
   for (size_t i = first; i < out.size(); ++i) {
@@ -213,12 +287,16 @@ void load_recordings(const std::string& path, const SampleFilter& filter, CommTa
 }
 
 std::vector<Recording> load_all(std::span<const std::string> paths, const SampleFilter& filter,
-                                CommTable& comms, const StackSeen& seen) {
+                                CommTable& comms, const LoadHooks& hooks) {
   std::vector<Recording> all;
   for (const std::string& path : paths)
-    load_recordings(path, filter, comms, all, seen);
+    load_recordings(path, filter, comms, all, hooks);
   share_embedded_symbols(all);
   return all;
+}
+
+uint32_t first_window_reached(const format::RecordingInfo& info, uint32_t first) {
+  return info.window_reach == 0 || first < info.window_reach ? 0 : first - info.window_reach;
 }
 
 ThreadState thread_state(const format::Sample& s) {

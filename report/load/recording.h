@@ -57,9 +57,9 @@ struct Recording {
   // the reader skipped (ids jump past it): keyed storage means a jump costs
   // nothing, however far a damaged file makes it.
   IdRuns<format::Stack> stacks;
-  // --call-graph dwarf: the user stack windows by id, and the blocks they
-  // are made of (a block a damaged frame lost is in none: a window then
-  // reads short).
+  // --call-graph dwarf: the user stack windows by id (once settled, only
+  // those later samples may still use), and the blocks they are made of (a
+  // block a damaged frame lost is in none: a window then reads short).
   IdRuns<format::UserWindow> windows;
   BlockRuns blocks;
   // ELF files' call frame information the recorder embedded, by raw
@@ -80,23 +80,42 @@ struct Recording {
   uint16_t version_major = 0, version_minor = 0;
 };
 
-// Told of each stack (its frame-pointer chain: ref.window unset) the first
-// time a kept sample of the batch that defines it uses it, while the file
-// is still being read: for later stages to start early on what they will
-// need. The recording is not complete yet (embedded tables, later frames).
-using StackSeen = std::function<void(const Recording&, const StackRef&)>;
+// --call-graph dwarf: turns each of `refs` (ref.window set; its window in
+// `windows`) into the ref that stands for it: samples that unwind alike
+// then count as one key, and their windows can be let go as the file
+// streams.
+using SettleWindows = std::function<void(
+    const Recording&, const IdRuns<format::UserWindow>& windows, std::span<StackRef> refs)>;
+
+// What later stages do while the file is still being read. The recording
+// is not complete yet (embedded tables, later frames) when they are called.
+struct LoadHooks {
+  // Told of each stack (its frame-pointer chain: ref.window unset) the
+  // first time a kept sample of the batch that defines it uses it: for
+  // later stages to start early on what they will need.
+  std::function<void(const Recording&, const StackRef&)> stack_seen;
+  // Called once the maps captures a batch's samples may need have been
+  // read; windows no later sample can use are then let go (in a recording
+  // that says how far back samples reach). Without it, samples keep their
+  // own windows and every window is kept.
+  SettleWindows settle_windows;
+};
 
 // Reads the recording at `path`, counting the samples `filter` keeps: one
 // recording, or one per input of a file `ebprof-report merge` wrote,
 // appended to `out` with the next indexes. Comms go into `comms`. Throws
 // Error when the file cannot be read at all.
 void load_recordings(const std::string& path, const SampleFilter& filter, CommTable& comms,
-                     std::vector<Recording>& out, const StackSeen& seen = {});
+                     std::vector<Recording>& out, const LoadHooks& hooks = {});
 
 // Every source of every input, in order, sharing one embedded-symbol map
 // (two recordings of one binary embed the symbols each sampled).
 std::vector<Recording> load_all(std::span<const std::string> paths, const SampleFilter& filter,
-                                CommTable& comms, const StackSeen& seen = {});
+                                CommTable& comms, const LoadHooks& hooks = {});
+
+// The windows a batch whose first window id is `first` may use: of
+// `info`'s recording, the ids from the returned one on.
+uint32_t first_window_reached(const format::RecordingInfo& info, uint32_t first);
 
 // The index of the latest capture of `pid` taken at or before `time_ns`
 // (the first one when all are later): the maps in effect for a sample.

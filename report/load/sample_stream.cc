@@ -8,8 +8,8 @@ namespace {
 class SampleStream : public format::RecordingVisitor {
  public:
   SampleStream(std::span<const Recording> recordings, const SampleFilter& filter, CommTable& comms,
-               const SampleVisitor& visit)
-      : recordings_(recordings), filter_(filter), comms_(comms), visit_(visit) {}
+               const SampleVisitor& visit, const SettleWindows& settle)
+      : recordings_(recordings), filter_(filter), comms_(comms), visit_(visit), settle_(settle) {}
 
   // The next source of a merged file: its own ids, at the index the reader
   // gave load_recordings() too.
@@ -17,6 +17,7 @@ class SampleStream : public format::RecordingVisitor {
     if (frame.source != source_ && frame.source < recordings_.size()) {
       source_ = frame.source;
       comm_ids_.clear();
+      windows_ = {};
     }
   }
 
@@ -25,20 +26,31 @@ class SampleStream : public format::RecordingVisitor {
     for (size_t i = 0; i < batch.comms.size(); ++i)
       comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
     const View view = view_of(filter_, r.info);
+    const uint64_t next_window = uint64_t{batch.first_window_id} + batch.windows.size();
+    if (settle_)
+      windows_.add(batch.first_window_id, std::move(batch.windows));
+    keys_.clear();
+    kept_.clear();
     for (const format::Sample& s : batch.samples) {
       if (!in_view(view, s))
         continue;
       const uint32_t comm = this->comm(s.comm_id);
       if (!keeps(filter_, s, comms_.names()[comm], r.info.start_monotonic_ns))
         continue;
-      const SampleKey key{
-          .stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id, s.window_id},
-          .tid = s.tid,
-          .comm = comm,
-          .cpu = s.cpu,
-          .state = thread_state(s)};
-      visit_(r, key, s);
+      keys_.push_back(
+          {.stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id, s.window_id},
+           .tid = s.tid,
+           .comm = comm,
+           .cpu = s.cpu,
+           .state = thread_state(s)});
+      kept_.push_back(&s);
     }
+    if (settle_)
+      settle(r);
+    for (size_t i = 0; i < keys_.size(); ++i)
+      visit_(r, keys_[i], *kept_[i]);
+    windows_.forget_before(first_window_reached(
+        r.info, static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, next_window))));
   }
 
  private:
@@ -46,20 +58,40 @@ class SampleStream : public format::RecordingVisitor {
     auto it = comm_ids_.find(id);
     return it == comm_ids_.end() ? comms_.intern(kLostComm) : it->second;
   }
+  // The batch's windows settled as the load settled them: its keys then
+  // name the stacks the load counted.
+  void settle(const Recording& r) {
+    refs_.clear();
+    for (const SampleKey& key : keys_)
+      if (key.stack.window != kNoWindow)
+        refs_.push_back(key.stack);
+    settle_(r, windows_, refs_);
+    auto settled = refs_.begin();
+    for (SampleKey& key : keys_)
+      if (key.stack.window != kNoWindow)
+        key.stack = *settled++;
+  }
 
   std::span<const Recording> recordings_;
   const SampleFilter& filter_;
   CommTable& comms_;
   const SampleVisitor& visit_;
+  const SettleWindows& settle_;
   uint32_t source_ = 0;
   std::unordered_map<uint32_t, uint32_t> comm_ids_;
+  IdRuns<format::UserWindow> windows_;  // those the samples still to come may use
+  // The batch's kept samples and their keys; refs_: the keys' windowed stacks.
+  std::vector<SampleKey> keys_;
+  std::vector<const format::Sample*> kept_;
+  std::vector<StackRef> refs_;
 };
 
 }  // namespace
 
 void stream_samples(const std::string& path, std::span<const Recording> recordings,
-                    const SampleFilter& filter, CommTable& comms, const SampleVisitor& visit) {
-  SampleStream stream(recordings, filter, comms, visit);
+                    const SampleFilter& filter, CommTable& comms, const SampleVisitor& visit,
+                    const SettleWindows& settle_windows) {
+  SampleStream stream(recordings, filter, comms, visit, settle_windows);
   format::read_recording(path, stream);
 }
 

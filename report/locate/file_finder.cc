@@ -175,4 +175,10 @@ const FoundBinary& FileFinder::find(const format::Mapping& m, const EmbeddedTabl
   return f;
 }
 
+const ElfSymbolTable* FileFinder::binary_of(const format::Mapping& m, std::string& path) {
+  const OnDisk& disk = locate(m);
+  path = disk.binary;
+  return disk.binary_table;
+}
+
 }  // namespace ebprof::report

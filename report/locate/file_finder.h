@@ -63,6 +63,12 @@ class FileFinder {
   // what the recording embeds has none).
   const std::string& dwarf_of(const format::Mapping& mapping);
 
+  // The file that ran `mapping`, when this machine has that build (else
+  // null), with its path in `path`: what an unwinder reads call frame
+  // information and load segments from. Unlike find(), it needs no
+  // recording's tables, so it can answer while they are still being read.
+  const ElfSymbolTable* binary_of(const format::Mapping& mapping, std::string& path);
+
   // Asks the debuginfod servers for `mapping`'s debuginfo now, without
   // waiting, when nothing local has it: find() takes the answer later.
   // True when it did (or had): the binary's debuginfo is the servers' to give.

@@ -68,13 +68,32 @@ struct Stages {
   std::deque<std::vector<Recording>> recordings;  // what load() returned
   std::deque<Profile> profiles;                   // what aggregate() returned
 
+  // Unwinds windows as the file streams (or, with --unwind fp, leaves them
+  // out): what the load and the sample stream settle windows with.
+  SettleWindows settle(const Plan& plan) {
+    if (!plan.grouping.windows)
+      return [](const Recording&, const IdRuns<format::UserWindow>&, std::span<StackRef> refs) {
+        for (StackRef& ref : refs)
+          ref.window = kNoWindow;
+      };
+    return [this, &plan](const Recording& r, const IdRuns<format::UserWindow>& windows,
+                         std::span<StackRef> refs) {
+      Symbolizer& s = symbolize(plan);
+      s.unwinder().unwind_all(r, windows, refs);
+      for (const StackRef& ref : refs)
+        s.prepare(r, ref);
+    };
+  }
+
   const std::vector<Recording>& load(const Plan& plan, std::span<const std::string> paths) {
-    // The DWARF the names will need starts opening as the stacks go past.
-    const StackSeen seen = [&](const Recording& r, const StackRef& ref) {
-      symbolize(plan).prepare(r, ref);
+    const LoadHooks hooks{
+        // The DWARF the names will need starts opening as the stacks go past.
+        .stack_seen = [&](const Recording& r,
+                          const StackRef& ref) { symbolize(plan).prepare(r, ref); },
+        .settle_windows = settle(plan),
     };
     std::vector<Recording>& all =
-        recordings.emplace_back(load_all(paths, plan.samples, comms, seen));
+        recordings.emplace_back(load_all(paths, plan.samples, comms, hooks));
     for (const Recording& r : all)
       if (!r.warning.empty())
         warn(r.warning);
@@ -137,24 +156,22 @@ void run_script(const Plan& plan, std::ostream& out) {
     const std::vector<Recording>& sources = stages.load(plan, std::span(&path, 1));
     Symbolizer& symbolizer = stages.symbolize(plan);
     std::unordered_map<StackRef, std::optional<FrameView>, StackRefHash> shown;
-    stream_samples(path, sources, plan.samples, stages.comms,
-                   [&](const Recording& r, const SampleKey& key, const format::Sample& s) {
-                     StackRef ref = key.stack;
-                     if (!plan.grouping.windows)
-                       ref.window = kNoWindow;  // --unwind fp
-                     auto [it, inserted] = shown.try_emplace(ref);
-                     if (inserted)
-                       it->second =
-                           filter_frames(plan.stacks, symbolizer.stack(r, ref), *stages.frames);
-                     if (!it->second)
-                       return;
-                     // perf prints the period of each sample.
-                     const uint64_t period = std::max<uint64_t>(sample_weight(r.info), 1);
-                     write_script_sample(out,
-                                         {stages.comms.names()[key.comm], key, s.time_ns,
-                                          s.blocked_ns ? s.blocked_ns : period, r.info.event},
-                                         *it->second);
-                   });
+    stream_samples(
+        path, sources, plan.samples, stages.comms,
+        [&](const Recording& r, const SampleKey& key, const format::Sample& s) {
+          auto [it, inserted] = shown.try_emplace(key.stack);
+          if (inserted)
+            it->second = filter_frames(plan.stacks, symbolizer.stack(r, key.stack), *stages.frames);
+          if (!it->second)
+            return;
+          // perf prints the period of each sample.
+          const uint64_t period = std::max<uint64_t>(sample_weight(r.info), 1);
+          write_script_sample(out,
+                              {stages.comms.names()[key.comm], key, s.time_ns,
+                               s.blocked_ns ? s.blocked_ns : period, r.info.event},
+                              *it->second);
+        },
+        stages.settle(plan));
   }
 }
 

@@ -23,21 +23,19 @@ ProcessSymbols process_symbols(const Recording& recording, const StackRef& ref) 
 
 }  // namespace
 
-StackRef Symbolizer::prepare(const Recording& recording, const StackRef& ref) {
-  if (ref.stack == kNoStack)
-    return ref;
-  StackRef standing = ref;
+void Symbolizer::prepare(const Recording& recording, const StackRef& ref) {
+  if (ref.stack == kNoStack || prefetch_budget_ == 0)
+    return;
   std::span<const uint64_t> pcs;
   if (ref.window != kNoWindow) {
     const UnwoundStack& u = unwinder_.unwind(recording, ref);
-    standing.window = u.window;
-    if (prefetch_budget_ == 0 || !prefetched_outcomes_.insert(u.id).second)
-      return standing;
+    if (!prefetched_outcomes_.insert(u.id).second)
+      return;
     pcs = u.pcs;
   } else {
     const format::Stack* stack = recording.stacks.find(ref.stack);
-    if (prefetch_budget_ == 0 || !stack || !prefetched_stacks_.insert(ref).second)
-      return ref;
+    if (!stack || !prefetched_stacks_.insert(ref).second)
+      return;
     pcs = stack->user;
     // Beside a copied stack, the frame-pointer chain is what frame
     // pointers gave in code built without them: past the sampled address,
@@ -48,7 +46,6 @@ StackRef Symbolizer::prepare(const Recording& recording, const StackRef& ref) {
   const ProcessSymbols space = process_symbols(recording, ref);
   for (size_t i = 0; i < pcs.size() && prefetch_budget_ > 0; ++i, --prefetch_budget_)
     user_.prefetch(space, format::lookup_address(pcs, i));
-  return standing;
 }
 
 FrameView Symbolizer::stack(const Recording& recording, const StackRef& ref) {

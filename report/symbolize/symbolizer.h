@@ -30,15 +30,13 @@ class Symbolizer {
   // each distinct outcome of their unwinding.
   FrameView stack(const Recording& recording, const StackRef& ref);
 
-  // The ref that stands for `ref` in a report: with a window, the first
-  // window that unwound alike (copied stacks rarely repeat, what they
-  // unwind to does). Starts opening the DWARF its frames will be named
-  // from, for stack() to find it open: a report prepares stacks as they
-  // are read (`recording` may still be loading) and every stack before
-  // naming any. The binaries a profile runs through show up in its first
-  // stacks, so only so many addresses are looked at; stack() opens
-  // whatever they missed.
-  StackRef prepare(const Recording& recording, const StackRef& ref);
+  // Starts opening the DWARF the frames of `ref` (with a window: one
+  // unwinder().unwind_all() gave) will be named from, for stack() to find
+  // it open: a report prepares stacks as they are read (`recording` may
+  // still be loading) and every stack before naming any. The binaries a
+  // profile runs through show up in its first stacks, so only so many
+  // addresses are looked at; stack() opens whatever they missed.
+  void prepare(const Recording& recording, const StackRef& ref);
 
   const std::shared_ptr<FrameTable>& table() const { return table_; }
   Unwinder& unwinder() { return unwinder_; }

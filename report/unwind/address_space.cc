@@ -117,13 +117,12 @@ AddressSpace::~AddressSpace() = default;
 
 void AddressSpace::report(const format::Mapping& m, const Recording& r, FileFinder& files,
                           std::unordered_map<std::string, UniqueFd>& cfi_files) {
-  const FoundBinary& found = files.find(m, *r.embedded_symbols);
+  std::string path;
+  const ElfSymbolTable* binary = files.binary_of(m, path);
   std::optional<uint64_t> bias;
   int fd = -1;
-  std::string path;
-  if (!found.binary.empty() && found.layout) {
-    bias = load_bias(m, found.layout->segments());
-    path = found.binary;
+  if (binary) {
+    bias = load_bias(m, binary->segments());
   } else if (auto cfi = r.embedded_cfi->find(m.build_id);
              !m.build_id.empty() && cfi != r.embedded_cfi->end()) {
     bias = load_bias(m, cfi->second.segments);

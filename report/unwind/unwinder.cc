@@ -38,17 +38,23 @@ SpaceCache::~SpaceCache() = default;
 
 AddressSpace& SpaceCache::get(const Recording& r, const StackRef& ref, Unwinder& unwinder) {
   const Key key{ref.source, ref.pid, ref.capture};
+  const size_t captures = captures_from(r, ref).size();
   if (auto it = index_.find(key); it != index_.end()) {
     spaces_.splice(spaces_.begin(), spaces_, it->second);
-    return *it->second->second;
+    Space& found = spaces_.front();
+    if (found.captures != captures) {
+      found.space = unwinder.make_space(r, ref);
+      found.captures = captures;
+    }
+    return *found.space;
   }
   if (spaces_.size() >= kMaxSpaces) {
-    index_.erase(spaces_.back().first);
+    index_.erase(spaces_.back().key);
     spaces_.pop_back();
   }
-  spaces_.emplace_front(key, unwinder.make_space(r, ref));
+  spaces_.push_front({key, captures, unwinder.make_space(r, ref)});
   index_[key] = spaces_.begin();
-  return *spaces_.front().second;
+  return *spaces_.front().space;
 }
 
 std::unique_ptr<AddressSpace> Unwinder::make_space(const Recording& r, const StackRef& ref) {
@@ -56,9 +62,10 @@ std::unique_ptr<AddressSpace> Unwinder::make_space(const Recording& r, const Sta
   return std::make_unique<AddressSpace>(r, captures_from(r, ref), files_, cfi_files_);
 }
 
-UnwoundStack Unwinder::walk(SpaceCache& spaces, const Recording& r, const StackRef& ref) {
+UnwoundStack Unwinder::walk(SpaceCache& spaces, const Recording& r,
+                            const IdRuns<format::UserWindow>& windows, const StackRef& ref) {
   UnwoundStack u;
-  if (const format::UserWindow* window = r.windows.find(ref.window)) {
+  if (const format::UserWindow* window = windows.find(ref.window)) {
     u = spaces.get(r, ref, *this).unwind(r, *window);
     if (const format::Stack* stack = r.stacks.find(ref.stack))
       splice(u, stack->user);
@@ -71,12 +78,13 @@ UnwoundStack Unwinder::walk(SpaceCache& spaces, const Recording& r, const StackR
 const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
   if (auto it = results_.find(ref); it != results_.end())
     return *it->second;
-  UnwoundStack u = walk(spaces_, r, ref);
+  UnwoundStack u = walk(spaces_, r, r.windows, ref);
   const size_t hash = outcome_hash(ref, u);
   return keep(ref, std::move(u), hash);
 }
 
-void Unwinder::unwind_all(const Recording& r, std::span<const StackRef> refs) {
+void Unwinder::unwind_all(const Recording& r, const IdRuns<format::UserWindow>& windows,
+                          std::span<StackRef> refs) {
   // The refs not unwound yet, once each, in address-space order: each
   // thread takes a contiguous share, so that it meets few spaces.
   std::vector<uint32_t> order;
@@ -94,16 +102,18 @@ void Unwinder::unwind_all(const Recording& r, std::span<const StackRef> refs) {
               order.end());
   // A thread costs an address space of its own per process it meets: worth
   // it for thousands of windows, not for a few.
-  constexpr size_t kPerThread = 2000;
+  constexpr size_t kPerThread = 1000;
   const size_t threads = std::min<size_t>(
       {std::max(1u, std::thread::hardware_concurrency()), 4, order.size() / kPerThread + 1});
+  while (worker_spaces_.size() + 1 < threads)
+    worker_spaces_.push_back(std::make_unique<SpaceCache>());
   std::vector<UnwoundStack> found(order.size());
   std::vector<size_t> hashes(order.size());
   std::vector<std::exception_ptr> failed(threads);
   auto share = [&](size_t t, SpaceCache& spaces) {
     try {
       for (size_t i = order.size() * t / threads; i < order.size() * (t + 1) / threads; ++i) {
-        found[i] = walk(spaces, r, refs[order[i]]);
+        found[i] = walk(spaces, r, windows, refs[order[i]]);
         hashes[i] = outcome_hash(refs[order[i]], found[i]);
       }
     } catch (...) {
@@ -112,10 +122,7 @@ void Unwinder::unwind_all(const Recording& r, std::span<const StackRef> refs) {
   };
   std::vector<std::thread> workers;
   for (size_t t = 1; t < threads; ++t)
-    workers.emplace_back([&, t] {
-      SpaceCache spaces;
-      share(t, spaces);
-    });
+    workers.emplace_back([&, t] { share(t, *worker_spaces_[t - 1]); });
   share(0, spaces_);
   for (std::thread& w : workers)
     w.join();
@@ -127,9 +134,19 @@ void Unwinder::unwind_all(const Recording& r, std::span<const StackRef> refs) {
   std::iota(by_ref.begin(), by_ref.end(), 0);
   std::sort(by_ref.begin(), by_ref.end(),
             [&](uint32_t a, uint32_t b) { return order[a] < order[b]; });
-  results_.reserve(results_.size() + order.size());
   for (uint32_t i : by_ref)
     keep(refs[order[i]], std::move(found[i]), hashes[i]);
+  // Each ref becomes the one standing for its outcome; only those stay
+  // known, so that what is kept grows with outcomes, not with windows.
+  std::vector<StackRef> replaced;
+  for (StackRef& ref : refs) {
+    const StackRef standing{ref.source, ref.pid, ref.capture, ref.stack, results_.at(ref)->window};
+    if (standing != ref)
+      replaced.push_back(ref);
+    ref = standing;
+  }
+  for (const StackRef& ref : replaced)
+    results_.erase(ref);
 }
 
 size_t Unwinder::outcome_hash(const StackRef& ref, const UnwoundStack& u) {

@@ -51,6 +51,8 @@ class SpaceCache {
   SpaceCache(const SpaceCache&) = delete;
   SpaceCache& operator=(const SpaceCache&) = delete;
 
+  // The space of `ref`'s process: made again when the recording holds
+  // more of its maps captures than when it was made (they stream in).
   AddressSpace& get(const Recording& recording, const StackRef& ref, Unwinder& unwinder);
 
   static constexpr size_t kMaxSpaces = 32;
@@ -63,7 +65,12 @@ class SpaceCache {
   struct KeyHash {
     size_t operator()(const Key& k) const { return StackRefHash{}({k.source, k.pid, k.capture}); }
   };
-  std::list<std::pair<Key, std::unique_ptr<AddressSpace>>> spaces_;  // most recent first
+  struct Space {
+    Key key;
+    size_t captures;  // of its process, when it was made
+    std::unique_ptr<AddressSpace> space;
+  };
+  std::list<Space> spaces_;  // most recent first
   std::unordered_map<Key, decltype(spaces_)::iterator, KeyHash> index_;
 };
 
@@ -74,20 +81,25 @@ class Unwinder {
   Unwinder(const Unwinder&) = delete;
   Unwinder& operator=(const Unwinder&) = delete;
 
-  // The user frames of `ref` (ref.window set), a stack of `recording`.
+  // The user frames of `ref` (ref.window set), a stack of `recording`: of
+  // a ref unwind_all() gave, or else from its window in recording.windows.
   const UnwoundStack& unwind(const Recording& recording, const StackRef& ref);
 
-  // Unwinds `refs` (ref.window set, stacks of `recording`) on every core,
-  // for unwind() to answer from what they found. The outcomes, and their
-  // ids, are those unwind() would give one ref after the other.
-  void unwind_all(const Recording& recording, std::span<const StackRef> refs);
+  // Unwinds `refs` (ref.window set, stacks of `recording`, windows in
+  // `windows`) on every core, and turns each into the ref that stands for
+  // it: its window becomes the first that unwound alike, which unwind()
+  // answers for without any window. The outcomes, and their ids, are those
+  // unwind() would give one ref after the other.
+  void unwind_all(const Recording& recording, const IdRuns<format::UserWindow>& windows,
+                  std::span<StackRef> refs);
 
  private:
   friend class SpaceCache;
   // A new address space for `ref`; any thread may ask.
   std::unique_ptr<AddressSpace> make_space(const Recording& recording, const StackRef& ref);
-  // The walk of `ref`, not yet kept.
-  UnwoundStack walk(SpaceCache& spaces, const Recording& recording, const StackRef& ref);
+  // The walk of `ref`, its window in `windows`, not yet kept.
+  UnwoundStack walk(SpaceCache& spaces, const Recording& recording,
+                    const IdRuns<format::UserWindow>& windows, const StackRef& ref);
   // What tells outcomes apart: the address space, recorded stack, frames
   // and end of `u`, the walk of `ref`.
   static size_t outcome_hash(const StackRef& ref, const UnwoundStack& u);
@@ -95,11 +107,13 @@ class Unwinder {
   const UnwoundStack& keep(const StackRef& ref, UnwoundStack u, size_t hash);
 
   FileFinder& files_;
+  // By the refs that stand for outcomes, and those unwind() walked.
   std::unordered_map<StackRef, const UnwoundStack*, StackRefHash> results_;
   std::deque<UnwoundStack> outcomes_;   // by id
   std::vector<StackRef> outcome_refs_;  // by id: whose (the window left out)
   std::unordered_map<uint64_t, uint32_t> outcome_by_hash_;
-  SpaceCache spaces_;  // unwind()'s
+  SpaceCache spaces_;  // unwind()'s, and unwind_all()'s first thread's
+  std::vector<std::unique_ptr<SpaceCache>> worker_spaces_;  // its other threads'
   // Guards files_ and cfi_files_, which making an address space uses.
   std::mutex making_;
   // Embedded tables written out as ELF files once, by build-id, for every
