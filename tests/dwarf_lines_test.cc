@@ -2,6 +2,7 @@
 // and as a fixed-address executable, and against eu-addr2line as the oracle.
 #include "report/symbolize/dwarf_lines.h"
 
+#include <gelf.h>
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -320,6 +321,23 @@ TEST(DwarfLines, SeparateDebuginfoGivesTheSameFrames) {
 
 // Debuginfo ships with its DWARF compressed: zlib (Debian's), zstd (newer
 // toolchains, which libdw 0.188 cannot read on its own).
+// The type of the section called `name` in `image`, or SHT_NULL.
+uint32_t section_type(ElfImage& image, const char* name) {
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_memory(image.data(), image.size());
+  uint32_t type = SHT_NULL;
+  size_t names = 0;
+  if (elf && elf_getshdrstrndx(elf, &names) == 0)
+    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+      GElf_Shdr shdr;
+      const char* n = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+      if (n && std::strcmp(n, name) == 0)
+        type = shdr.sh_type;
+    }
+  elf_end(elf);
+  return type;
+}
+
 TEST(DwarfLines, CompressedSectionsGiveTheSameFrames) {
   std::string objcopy = find_tool("objcopy");
   if (objcopy.empty())
@@ -335,7 +353,10 @@ TEST(DwarfLines, CompressedSectionsGiveTheSameFrames) {
     std::string command = shell_quoted(objcopy) + " --compress-debug-sections=" + kind + " " +
                           shell_quoted(kPie) + " " + shell_quoted(compressed);
     ASSERT_EQ(run(command).status, 0) << command;
-    ASSERT_TRUE(inflated_elf(compressed)) << "nothing inflated: the test would test nothing";
+    ElfImage image = inflated_elf(compressed);
+    ASSERT_TRUE(image) << "nothing inflated: the test would test nothing";
+    EXPECT_EQ(section_type(image, ".debug_info"), SHT_PROGBITS);
+    EXPECT_EQ(section_type(image, ".debug_loclists"), SHT_NOBITS) << "naming never reads it";
     std::optional<DwarfLines> dwarf = DwarfLines::open(compressed);
     ASSERT_TRUE(dwarf);
     size_t named = 0;

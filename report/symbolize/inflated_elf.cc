@@ -9,10 +9,12 @@
 
 #include "common/unique_fd.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace ebprof::report {
@@ -83,6 +85,24 @@ bool inflate(std::span<const char> section, const Elf64_Chdr& header, char* out,
   return !ZSTD_isError(got) && got == header.ch_size;
 }
 
+// What naming never reads (variables' locations, macros): 15% of libc's
+// DWARF, left compressed and out of the image.
+bool unread(std::string_view name) {
+  return name == ".debug_loc" || name == ".debug_loclists" || name == ".debug_macro" ||
+         name == ".debug_macinfo";
+}
+
+// The name of section `s`, from the section name table `names`.
+std::string_view name_of(std::span<const char> bytes, const Elf64_Shdr& names,
+                         const Elf64_Shdr& s) {
+  if (names.sh_type != SHT_STRTAB || names.sh_offset > bytes.size() ||
+      names.sh_size > bytes.size() - names.sh_offset || s.sh_name >= names.sh_size)
+    return {};
+  const std::span<const char> table = bytes.subspan(names.sh_offset, names.sh_size);
+  const auto end = std::find(table.begin() + s.sh_name, table.end(), '\0');
+  return {table.data() + s.sh_name, static_cast<size_t>(end - (table.begin() + s.sh_name))};
+}
+
 uint64_t align_up(uint64_t value, uint64_t align) {
   return align > 1 ? (value + align - 1) / align * align : value;
 }
@@ -128,9 +148,17 @@ ElfImage inflated_elf(const std::string& path) {
   };
   std::vector<Inflated> inflated;
   uint64_t size = bytes.size();
+  const Elf64_Shdr* names =
+      ehdr.e_shstrndx < sections.size() ? &sections[ehdr.e_shstrndx] : nullptr;
   for (Elf64_Shdr& s : sections) {
     if (!(s.sh_flags & SHF_COMPRESSED) || s.sh_type == SHT_NOBITS)
       continue;
+    if (names && unread(name_of(bytes, *names, s))) {
+      s.sh_type = SHT_NOBITS;  // libdw passes over it, as over a stripped section
+      s.sh_size = 0;
+      s.sh_flags &= ~uint64_t{SHF_COMPRESSED};
+      continue;
+    }
     if (s.sh_offset > bytes.size() || s.sh_size > bytes.size() - s.sh_offset)
       return {};
     const std::optional<Elf64_Chdr> header = header_of(bytes.subspan(s.sh_offset, s.sh_size));
