@@ -147,20 +147,23 @@ ElfImage inflated_elf(const std::string& path) {
     uint64_t at;
   };
   std::vector<Inflated> inflated;
+  // The compressed bytes, which the image needs no copy of.
+  std::vector<std::pair<uint64_t, uint64_t>> compressed;  // [offset, end)
   uint64_t size = bytes.size();
   const Elf64_Shdr* names =
       ehdr.e_shstrndx < sections.size() ? &sections[ehdr.e_shstrndx] : nullptr;
   for (Elf64_Shdr& s : sections) {
     if (!(s.sh_flags & SHF_COMPRESSED) || s.sh_type == SHT_NOBITS)
       continue;
+    if (s.sh_offset > bytes.size() || s.sh_size > bytes.size() - s.sh_offset)
+      return {};
+    compressed.emplace_back(s.sh_offset, s.sh_offset + s.sh_size);
     if (names && unread(name_of(bytes, *names, s))) {
       s.sh_type = SHT_NOBITS;  // libdw passes over it, as over a stripped section
       s.sh_size = 0;
       s.sh_flags &= ~uint64_t{SHF_COMPRESSED};
       continue;
     }
-    if (s.sh_offset > bytes.size() || s.sh_size > bytes.size() - s.sh_offset)
-      return {};
     const std::optional<Elf64_Chdr> header = header_of(bytes.subspan(s.sh_offset, s.sh_size));
     if (!header)
       return {};
@@ -178,7 +181,16 @@ ElfImage inflated_elf(const std::string& path) {
   char* to = out.data();
   if (!zlib || !to)
     return {};
-  std::memcpy(to, bytes.data(), bytes.size());
+  // Everything else where it was (program headers and notes keep their
+  // offsets); pages never written cost neither a fault nor a zeroing.
+  std::sort(compressed.begin(), compressed.end());
+  uint64_t copied = 0;
+  compressed.emplace_back(bytes.size(), bytes.size());
+  for (const auto& [from, end] : compressed) {
+    if (from > copied)
+      std::memcpy(to + copied, bytes.data() + copied, from - copied);
+    copied = std::max(copied, end);
+  }
   for (auto& [s, header, at] : inflated) {
     if (!inflate(bytes.subspan(s->sh_offset, s->sh_size), header, to + at, zlib.get()))
       return {};
