@@ -1322,7 +1322,8 @@ TEST(Dwarf, StacksUnwindTheSameWithTheBinariesDeleted) {
 
 // A stack deeper than the window: without frame pointers it ends in a
 // root that says the window was too small; with them the walk continues on
-// the recorded frame-pointer chain. Never a frame of anything else.
+// the recorded frame-pointer chain, as far as it goes (to main: libc's
+// start-up frames have none). Never a frame of anything else.
 TEST(Dwarf, AStackDeeperThanTheWindowSaysSoOrJoinsTheFramePointerChain) {
   REQUIRE_BPF();
   for (const std::string& binary : {kNofp, kWithfp}) {
@@ -1341,9 +1342,15 @@ TEST(Dwarf, AStackDeeperThanTheWindowSaysSoOrJoinsTheFramePointerChain) {
     if (binary == kNofp)
       EXPECT_GE(cut.share(), 95) << folded;
     else
-      EXPECT_EQ(cut.with, 0u) << folded;
+      EXPECT_LE(cut.with, 2u) << folded;
     std::istringstream lines(folded);
     for (std::string line; std::getline(lines, line);) {
+      // With frame pointers, a window runs short only where they end too:
+      // in libc's start-up frames, below main, when the window's end falls
+      // there. Never above main.
+      if (binary == kWithfp && line.find("window too small") != std::string::npos) {
+        EXPECT_NE(line.find(";main;(anonymous namespace)::deep();"), std::string::npos) << line;
+      }
       if (!line.starts_with(comm + ";") || line.find(descend) == std::string::npos)
         continue;
       std::istringstream frames(line.substr(0, line.rfind(' ')));
