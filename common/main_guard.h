@@ -21,10 +21,8 @@ int run_guarded(const char* program, Body&& body) {
   } catch (const std::bad_alloc&) {
     // Said as what it is, not as a bug: an input can ask for more memory
     // than the machine has (a crafted file, or one far larger than usual).
-    std::fprintf(stderr,
-                 "%s: out of memory: the work asked for more than this machine gives; "
-                 "ebprof-report's --time, --pid and --comm read less of a recording\n",
-                 program);
+    // ebprof-report says more, against its own budget.
+    std::fprintf(stderr, "%s: out of memory: this machine has no more to give\n", program);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: internal error: %s\n", program, e.what());
   }

@@ -200,5 +200,61 @@ TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
   EXPECT_EQ(script_of(merged), script_of(path));
 }
 
+// What this process holds of heap and private writable mappings: what
+// RLIMIT_DATA, and so the report's memory budget, counts.
+uint64_t data_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmData:", 0) == 0)
+      return std::stoull(line.substr(7)) * 1024;  // in kB
+  return 0;
+}
+
+// A recording that asks for more memory than the report may take stops it
+// with one line that names the budget, and leaves the budget lifted; one
+// that fits is reported under the same budget.
+TEST(Run, ARecordingPastTheMemoryBudgetIsOneLine) {
+  const std::string big = ::testing::TempDir() + "/many-deep-stacks.data";
+  {
+    auto w = format::RecordingWriter::create(big);
+    format::RecordingInfo info;
+    info.event = "cpu-clock";
+    info.sample_frequency = 99;
+    w.write(info);
+    // 60k distinct stacks of 127 frames: 60 MB as the report holds them,
+    // 1.4 MB on disk.
+    format::SampleBatch b;
+    b.comms = {"app"};
+    for (uint32_t i = 0; i < 60'000; ++i) {
+      format::Stack& stack = b.stacks.emplace_back();
+      for (uint64_t f = 0; f < 127; ++f)
+        stack.user.push_back(0x400000 + f * 16);
+      stack.user[0] += i;
+      b.samples.push_back({1'000'000'000 + i, 7, 7, 0, i, 0});
+    }
+    w.write(b);
+    w.close();
+  }
+  ReportOptions o;
+  o.symfs = "/nonexistent-symfs";
+  o.format = "folded";
+  o.output = ::testing::TempDir() + "/budget.out";
+  o.max_memory = data_bytes() + (24 << 20);
+  o.inputs = {write_small_recording("within-budget.data")};
+  EXPECT_NO_THROW(run_report(make_plan(o))) << "a small report fits";
+  o.inputs = {big};
+  try {
+    run_report(make_plan(o));
+    ADD_FAILURE() << "60 MB of stacks fit a 24 MB budget";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find("out of memory: the report needs more than its "), 0u) << message;
+    EXPECT_NE(message.find("--max-memory"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  std::vector<char> after(64 << 20, 1);  // the budget no longer holds
+  EXPECT_EQ(after.back(), 1);
+}
+
 }  // namespace
 }  // namespace ebprof::report

@@ -17,6 +17,10 @@ std::string format_help() {
 
 void add_output_options(CLI::App& app, ReportOptions& o) {
   app.add_option("-o,--output", o.output, "Write the report to this file (default: stdout)");
+  app.add_option("--max-memory", o.max_memory,
+                 "Stop with an error rather than take more memory than this, as 512M or 4G "
+                 "(default: 3/4 of this machine's)")
+      ->transform(CLI::AsSizeValue(false));
   std::vector<std::string> names;
   for (const FormatInfo& f : output_formats())
     names.push_back(f.name);

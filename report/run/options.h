@@ -16,8 +16,9 @@ struct ReportOptions {
   std::vector<std::string> inputs{"ebprof.data"};  // -i
   bool inputs_given = false;                       // -i was on the command line
   std::vector<std::string>
-      files;           // the subcommand's own: info and dump FILE, diff BASE NEW, merge IN
-  std::string output;  // -o
+      files;                // the subcommand's own: info and dump FILE, diff BASE NEW, merge IN
+  std::string output;       // -o
+  uint64_t max_memory = 0;  // --max-memory; 0: default_memory_budget()
   std::string format = "top";
   // top
   size_t rows = 20;

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "report/load/summary.h"
+#include "report/run/memory_budget.h"
 
 namespace ebprof::report {
 namespace {
@@ -109,6 +110,7 @@ Plan make_plan(const ReportOptions& o) {
                 plan.format->name + " shows one recording's samples");
   plan.inputs = inputs_of(o);
   plan.output = o.output;
+  plan.max_memory = o.max_memory ? o.max_memory : default_memory_budget();
   plan.samples = sample_filter(o);
   plan.stacks = stack_filter(o);
   plan.symbols = symbolize_options(o);

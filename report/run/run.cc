@@ -10,15 +10,18 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "common/error.h"
 #include "common/output_file.h"
+#include "common/text.h"
 #include "report/aggregate/aggregate.h"
 #include "report/load/facts.h"
 #include "report/load/merge.h"
 #include "report/load/sample_stream.h"
 #include "report/load/summary.h"
 #include "report/locate/debuginfod.h"
+#include "report/run/memory_budget.h"
 #include "report/symbolize/symbolizer.h"
 #include "report/write/dump_writer.h"
 #include "report/write/frame_text.h"
@@ -231,7 +234,9 @@ void write_report(const Plan& plan, std::ostream& out) {
   }
 }
 
-void run_report(const Plan& plan) {
+namespace {
+
+void run_planned(const Plan& plan) {
   if (plan.command == Command::kMerge)
     return run_merge(plan);
   // -o naming an input (-i defaults to ebprof.data) would truncate the
@@ -258,6 +263,31 @@ void run_report(const Plan& plan) {
                 ": the disk is full or the output was closed");
   if (file)
     file->commit();
+}
+
+}  // namespace
+
+void run_report(const Plan& plan) {
+  MemoryBudget budget(plan.max_memory);
+  auto over_budget = [&] {
+    budget.lift();
+    return Error(
+        string_printf("out of memory: the report needs more than its %.2f GB "
+                      "(--max-memory sets it; --time, --pid and --comm read less of "
+                      "a recording)",
+                      double(budget.bytes()) / 1e9));
+  };
+  try {
+    run_planned(plan);
+  } catch (const std::bad_alloc&) {
+    throw over_budget();
+  } catch (const std::system_error& e) {
+    // A thread's stack is memory too.
+    if (e.code() != std::errc::resource_unavailable_try_again &&
+        e.code() != std::errc::not_enough_memory)
+      throw;
+    throw over_budget();
+  }
 }
 
 }  // namespace ebprof::report
