@@ -80,41 +80,47 @@ const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
     return *it->second;
   UnwoundStack u = walk(spaces_, r, r.windows, ref);
   const size_t hash = outcome_hash(ref, u);
-  return keep(ref, std::move(u), hash);
+  return keep(ref, std::move(u), hash, true);
 }
 
 void Unwinder::unwind_all(const Recording& r, const IdRuns<format::UserWindow>& windows,
                           std::span<StackRef> refs) {
-  // The refs not unwound yet, once each, in address-space order: each
-  // thread takes a contiguous share, so that it meets few spaces.
-  std::vector<uint32_t> order;
-  for (size_t i = 0; i < refs.size(); ++i)
-    if (!results_.contains(refs[i]))
-      order.push_back(static_cast<uint32_t>(i));
+  // What each ref unwinds to: known already, or walked below.
+  std::vector<const UnwoundStack*> outcome(refs.size(), nullptr);
+  // The rest, in address-space order: each thread takes a contiguous
+  // share, so that it meets few spaces; equal refs walk once.
+  std::vector<uint32_t> pending;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (auto it = results_.find(refs[i]); it != results_.end())
+      outcome[i] = it->second;
+    else
+      pending.push_back(static_cast<uint32_t>(i));
+  }
   auto key = [&](uint32_t i) {
     const StackRef& ref = refs[i];
     return std::tie(ref.source, ref.pid, ref.capture, ref.window, ref.stack);
   };
-  std::stable_sort(order.begin(), order.end(),
+  std::stable_sort(pending.begin(), pending.end(),
                    [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-  order.erase(std::unique(order.begin(), order.end(),
-                          [&](uint32_t a, uint32_t b) { return key(a) == key(b); }),
-              order.end());
+  std::vector<uint32_t> walks;  // the first ref of each run of equal ones
+  for (size_t k = 0; k < pending.size(); ++k)
+    if (k == 0 || key(pending[k]) != key(pending[k - 1]))
+      walks.push_back(pending[k]);
   // A thread costs an address space of its own per process it meets: worth
   // it for thousands of windows, not for a few.
   constexpr size_t kPerThread = 1000;
   const size_t threads = std::min<size_t>(
-      {std::max(1u, std::thread::hardware_concurrency()), 4, order.size() / kPerThread + 1});
+      {std::max(1u, std::thread::hardware_concurrency()), 4, walks.size() / kPerThread + 1});
   while (worker_spaces_.size() + 1 < threads)
     worker_spaces_.push_back(std::make_unique<SpaceCache>());
-  std::vector<UnwoundStack> found(order.size());
-  std::vector<size_t> hashes(order.size());
+  std::vector<UnwoundStack> found(walks.size());
+  std::vector<size_t> hashes(walks.size());
   std::vector<std::exception_ptr> failed(threads);
   auto share = [&](size_t t, SpaceCache& spaces) {
     try {
-      for (size_t i = order.size() * t / threads; i < order.size() * (t + 1) / threads; ++i) {
-        found[i] = walk(spaces, r, windows, refs[order[i]]);
-        hashes[i] = outcome_hash(refs[order[i]], found[i]);
+      for (size_t i = walks.size() * t / threads; i < walks.size() * (t + 1) / threads; ++i) {
+        found[i] = walk(spaces, r, windows, refs[walks[i]]);
+        hashes[i] = outcome_hash(refs[walks[i]], found[i]);
       }
     } catch (...) {
       failed[t] = std::current_exception();
@@ -130,23 +136,20 @@ void Unwinder::unwind_all(const Recording& r, const IdRuns<format::UserWindow>& 
     if (e)
       std::rethrow_exception(e);
   // Kept in the refs' own order: the ids one ref after the other gives.
-  std::vector<uint32_t> by_ref(order.size());
+  // Only a ref that stands for a new outcome is remembered, so that what
+  // is kept grows with outcomes, not with windows.
+  std::vector<uint32_t> by_ref(walks.size());
   std::iota(by_ref.begin(), by_ref.end(), 0);
   std::sort(by_ref.begin(), by_ref.end(),
-            [&](uint32_t a, uint32_t b) { return order[a] < order[b]; });
+            [&](uint32_t a, uint32_t b) { return walks[a] < walks[b]; });
   for (uint32_t i : by_ref)
-    keep(refs[order[i]], std::move(found[i]), hashes[i]);
-  // Each ref becomes the one standing for its outcome; only those stay
-  // known, so that what is kept grows with outcomes, not with windows.
-  std::vector<StackRef> replaced;
-  for (StackRef& ref : refs) {
-    const StackRef standing{ref.source, ref.pid, ref.capture, ref.stack, results_.at(ref)->window};
-    if (standing != ref)
-      replaced.push_back(ref);
-    ref = standing;
-  }
-  for (const StackRef& ref : replaced)
-    results_.erase(ref);
+    outcome[walks[i]] = &keep(refs[walks[i]], std::move(found[i]), hashes[i], false);
+  for (size_t k = 1; k < pending.size(); ++k)
+    if (!outcome[pending[k]])
+      outcome[pending[k]] = outcome[pending[k - 1]];  // equal to the one before
+  // Each ref becomes the one standing for its outcome.
+  for (size_t i = 0; i < refs.size(); ++i)
+    refs[i].window = outcome[i]->window;
 }
 
 size_t Unwinder::outcome_hash(const StackRef& ref, const UnwoundStack& u) {
@@ -160,7 +163,8 @@ size_t Unwinder::outcome_hash(const StackRef& ref, const UnwoundStack& u) {
   return h;
 }
 
-const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u, size_t hash) {
+const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u, size_t hash,
+                                   bool remember) {
   StackRef outcome = ref;
   outcome.window = kNoWindow;
   auto [it, inserted] = outcome_by_hash_.try_emplace(hash, static_cast<uint32_t>(outcomes_.size()));
@@ -169,13 +173,16 @@ const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u, size_t h
   // another address space or recorded stack, which the hash covers but
   // the comparison cannot see) keeps its own id.
   if (same && same->pcs == u.pcs && same->end == u.end && same->spliced == u.spliced &&
-      outcome_refs_[same->id] == outcome)
-    return *(results_[ref] = same);
+      outcome_refs_[same->id] == outcome) {
+    if (remember)
+      results_[ref] = same;
+    return *same;
+  }
   u.id = static_cast<uint32_t>(outcomes_.size());
   u.window = ref.window;
   outcomes_.push_back(std::move(u));
   outcome_refs_.push_back(outcome);
-  return *(results_[ref] = &outcomes_.back());
+  return *(results_[ref] = &outcomes_.back());  // it stands for the outcome
 }
 
 UnwindCounts count_unwinding(const Recording& r, Unwinder& unwinder) {

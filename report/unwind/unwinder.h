@@ -104,10 +104,12 @@ class Unwinder {
   // and end of `u`, the walk of `ref`.
   static size_t outcome_hash(const StackRef& ref, const UnwoundStack& u);
   // The outcome `u` of `ref`, with its id: an earlier one's if identical.
-  const UnwoundStack& keep(const StackRef& ref, UnwoundStack u, size_t hash);
+  // A ref that stands for a new outcome is remembered, and with
+  // `remember`, one that does not too.
+  const UnwoundStack& keep(const StackRef& ref, UnwoundStack u, size_t hash, bool remember);
 
   FileFinder& files_;
-  // By the refs that stand for outcomes, and those unwind() walked.
+  // By the refs that stand for outcomes, and the others unwind() walked.
   std::unordered_map<StackRef, const UnwoundStack*, StackRefHash> results_;
   std::deque<UnwoundStack> outcomes_;   // by id
   std::vector<StackRef> outcome_refs_;  // by id: whose (the window left out)
