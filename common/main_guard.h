@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <type_traits>
 
 #include "common/error.h"
 
@@ -11,11 +12,16 @@ namespace ebprof {
 // The one place errors become output: runs `body` and turns an Error into
 // "program: message" on stderr and exit status 1. Anything else that escapes
 // is a bug, reported as such, still on one line and without a core dump.
+// The status is 0, or what `body` returns if it returns one.
 template <typename Body>
 int run_guarded(const char* program, Body&& body) {
   try {
-    body();
-    return 0;
+    if constexpr (std::is_void_v<decltype(body())>) {
+      body();
+      return 0;
+    } else {
+      return body();
+    }
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
   } catch (const std::bad_alloc&) {

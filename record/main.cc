@@ -25,5 +25,5 @@ int main(int argc, char** argv) {
   if (std::optional<int> status = ebprof::record::parse_command_line(argc, argv, options))
     return *status;
   libbpf_set_print(options.verbose ? print_libbpf : silence_libbpf);
-  return ebprof::run_guarded("ebprof-record", [&] { ebprof::record::run_session(options); });
+  return ebprof::run_guarded("ebprof-record", [&] { return ebprof::record::run_session(options); });
 }

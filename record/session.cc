@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -148,10 +149,11 @@ class Session {
       sampler_.add_tid(tid);
   }
 
-  void run();
+  int run();
 
  private:
   bool done(uint64_t now_ns);
+  int exit_status() const;
   void record_until_done();
   void finish();
   void print_summary() const;
@@ -167,11 +169,12 @@ class Session {
   LossLedger ledger_;
   Recorder recorder_;
   std::optional<ChildProcess> child_;
+  std::optional<int> child_status_;          // the workload's wait status, once it ended by itself
   const ProcessWatch watch_{targets_.pids};  // -p: the end comes when they all have ended
   uint64_t deadline_ns_ = UINT64_MAX;
 };
 
-void Session::run() {
+int Session::run() {
   if (!o_.command.empty()) {
     child_.emplace(ChildProcess::start(o_.command));
     if (targets_.tasks == TaskFilter::kProcesses)
@@ -182,10 +185,29 @@ void Session::run() {
   set_stop_handlers(SIG_DFL);
   finish();
   print_summary();
+  return exit_status();
 }
 
 bool Session::done(uint64_t now_ns) {
-  return now_ns >= deadline_ns_ || (child_ && child_->try_wait()) || watch_.all_exited();
+  if (child_ && !child_status_)
+    child_status_ = child_->try_wait();
+  return now_ns >= deadline_ns_ || child_status_ || watch_.all_exited();
+}
+
+// So that `ebprof-record -- make test && ...` means what it says. A
+// workload the recorder stopped (the duration ran out, or a signal
+// stopped the recording) did not fail: its recording is what was asked.
+int Session::exit_status() const {
+  if (!child_status_ || g_stop_signal)
+    return 0;
+  const int status = *child_status_;
+  if (WIFSIGNALED(status)) {
+    if (!o_.quiet)
+      std::fprintf(stderr, "ebprof-record: the command was killed by SIG%s\n",
+                   sigabbrev_np(WTERMSIG(status)));
+    return 128 + WTERMSIG(status);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 }
 
 void Session::record_until_done() {
@@ -258,13 +280,13 @@ void Session::print_summary() const {
 
 }  // namespace
 
-void run_session(const RecordOptions& options) {
+int run_session(const RecordOptions& options) {
   check_options(options);
   check_output(options.output, "-o");  // now, not after the BPF programs load
   // From the start: a stop asked for while the BPF programs load ends the
   // run before the output is touched, not with a header-only file.
   set_stop_handlers(on_stop_signal);
-  Session(options).run();
+  return Session(options).run();
 }
 
 }  // namespace ebprof::record

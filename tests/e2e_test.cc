@@ -164,6 +164,25 @@ TEST(EndToEnd, RecordsACommandAndFindsItsHotChains) {
   expect_hotcold_profile(data);
 }
 
+// The recorder exits with its command's status, as perf does, so that
+// `ebprof-record -- make test && ...` works; a command killed by a signal
+// gives 128 + the signal and says so; the recording is whole either way.
+TEST(EndToEnd, ExitsWithTheCommandsStatus) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("status.data");
+  Outcome failed = run(kRecord + " -F 99 -o " + data + " -- sh -c 'exit 3'");
+  EXPECT_EQ(failed.status, 3) << failed.err;
+  EXPECT_EQ(failed.err.find("killed"), std::string::npos) << failed.err;
+  EXPECT_EQ(run(kReport + " info " + data).status, 0);
+  Outcome killed = run(kRecord + " -F 99 -o " + data + " -- sh -c 'kill -SEGV $$'");
+  EXPECT_EQ(killed.status, 128 + SIGSEGV) << killed.err;
+  EXPECT_NE(killed.err.find("ebprof-record: the command was killed by SIGSEGV\n"),
+            std::string::npos)
+      << killed.err;
+  EXPECT_EQ(run(kReport + " info " + data).status, 0);
+  EXPECT_EQ(run(kRecord + " -q -F 99 -o " + data + " -- true").status, 0);
+}
+
 // perf-style: options stop at the command (no -- needed), and the command's
 // children are followed: here the workload runs under a shell that forks it.
 TEST(EndToEnd, FollowsTheChildrenOfTheCommand) {
