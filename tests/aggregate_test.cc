@@ -158,6 +158,18 @@ TEST(StackFilter, HalvesDsosAndFocus) {
   EXPECT_EQ(only({.dsos = {"[kernel.kallsyms]"}}).second, 5u);
   EXPECT_EQ(only({.symbol = std::regex("caller_b")}).second, 30u);
   EXPECT_EQ(only({.symbol = std::regex("^nothing$")}).second, 0u);
+  // --max-stack: the frames nearest the leaf, kernel ones included.
+  auto [two, two_total] = only({.max_stack = 2});
+  EXPECT_EQ(two_total, 100u) << "no stack is dropped";
+  ASSERT_EQ(two.size(), 3u);
+  ASSERT_EQ(two[2].size(), 2u);
+  EXPECT_EQ(two[2][0].name, "irq_exit");
+  EXPECT_EQ(two[2][1].name, "demo::hot_leaf(unsigned long)");
+  auto [user_two, user_two_total] = only({.user_only = true, .max_stack = 2});
+  ASSERT_EQ(user_two.size(), 3u);
+  ASSERT_EQ(user_two[2].size(), 2u);
+  EXPECT_EQ(user_two[2][1].name, "demo::caller_b()");
+  EXPECT_EQ(only({.max_stack = 3}).first[0].size(), 3u) << "a stack that fits is whole";
 }
 
 // A profile of `total` samples over 10 s: `hot` of them in f(), the rest in g().

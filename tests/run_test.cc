@@ -11,6 +11,7 @@
 #include "recording_fakes.h"
 #include "report/load/merge.h"
 #include "report/load/recording.h"
+#include "report/run/cli.h"
 #include "report/run/plan.h"
 #include "report/run/run.h"
 
@@ -36,6 +37,58 @@ TEST(Plan, FormatsAreLookedUpAndShapeWhatIsKeptApart) {
   EXPECT_EQ(folded.format->format, OutputFormat::kFolded);
   o.format = "nonesuch";
   EXPECT_THROW(make_plan(o), Error);
+}
+
+// The command line as a perf user types it: `argv` after the program name.
+std::optional<ReportOptions> parsed(std::vector<std::string> argv) {
+  argv.insert(argv.begin(), "ebprof-report");
+  std::vector<char*> args;
+  for (std::string& a : argv)
+    args.push_back(a.data());
+  ReportOptions o;
+  if (parse_command_line(static_cast<int>(args.size()), args.data(), o))
+    return std::nullopt;
+  return o;
+}
+
+TEST(CommandLine, SpeaksPerf) {
+  // -i takes one file each time: `-i w.data script` reads w.data.
+  std::optional<ReportOptions> o = parsed({"-i", "w.data", "script"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->inputs, std::vector<std::string>{"w.data"});
+  EXPECT_EQ(o->format, "script");
+  EXPECT_EQ(make_plan(*o).format->format, OutputFormat::kScript);
+  o = parsed({"-i", "a.data", "-i", "b.data"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->inputs, (std::vector<std::string>{"a.data", "b.data"}));
+  o = parsed({"script", "s.data"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(make_plan(*o).inputs, std::vector<std::string>{"s.data"});
+
+  o = parsed({"--stdio", "--no-children", "--sort", "sym", "-c", "app", "-d", "libc.so.6", "-S",
+              "malloc", "--percent-limit", "2.5", "--max-stack", "8"});
+  ASSERT_TRUE(o);
+  const Plan plan = make_plan(*o);
+  EXPECT_EQ(plan.top.sort, std::vector<SortKey>{SortKey::kSymbol});
+  EXPECT_FALSE(plan.top.children);
+  EXPECT_EQ(plan.top.percent_limit, 2.5);
+  EXPECT_EQ(plan.samples.comms, std::vector<std::string>{"app"});
+  EXPECT_EQ(plan.stacks.dsos, std::vector<std::string>{"libc.so.6"});
+  EXPECT_TRUE(plan.stacks.symbol);
+  EXPECT_EQ(plan.stacks.max_stack, 8u);
+
+  o = parsed({"--header-only"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(make_plan(*o).command, Command::kInfo);
+  o = parsed({"--header"});
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(make_plan(*o).header);
+  EXPECT_EQ(make_plan(*o).command, Command::kReport);
+
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(parsed({"--children", "--no-children"}));
+  EXPECT_FALSE(parsed({"--percent-limit", "101"}));
+  testing::internal::GetCapturedStderr();
 }
 
 TEST(Plan, InputsFollowTheCommand) {
@@ -71,7 +124,7 @@ TEST(Plan, BadValuesAreOneLineErrors) {
     return std::string("no error");
   };
   EXPECT_EQ(bad([](ReportOptions& o) { o.sort = "comm,bogus"; }),
-            "--sort bogus: unknown key; use comm, pid, tid, cpu, dso, state, symbol");
+            "--sort bogus: unknown key; use comm, pid, tid, cpu, dso, state, symbol (or sym)");
   EXPECT_EQ(bad([](ReportOptions& o) { o.view = "sideways"; }),
             "--view sideways: use oncpu, offcpu or wall");
   EXPECT_EQ(bad([](ReportOptions& o) { o.symbol = "("; }).rfind("--symbol (: not a regular", 0),

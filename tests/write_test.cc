@@ -156,6 +156,14 @@ TEST(TopWriter, SelfAndChildrenPerSortKey) {
   EXPECT_EQ(rows[2], "     5.00%     5.00%         5  11       1");
   EXPECT_THROW(parse_sort_keys("comm,bogus"), Error);
   EXPECT_EQ(parse_sort_keys("symbol,tid"), (std::vector<SortKey>{SortKey::kTid, SortKey::kSymbol}));
+  EXPECT_EQ(parse_sort_keys("sym"), std::vector<SortKey>{SortKey::kSymbol}) << "perf's name";
+
+  // --percent-limit: of self, or of children with --children.
+  rows = top_lines(profile, {.rows = 0, .percent_limit = 5.5});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0].find("hot_leaf"), std::string::npos) << rows[0];
+  rows = top_lines(profile, {.rows = 0, .children = true, .percent_limit = 70});
+  EXPECT_EQ(rows.size(), 3u) << "hot_leaf, main and caller_a (70%: at the limit, kept)";
 }
 
 TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {

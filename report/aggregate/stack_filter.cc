@@ -5,11 +5,15 @@
 namespace ebprof::report {
 
 std::optional<FrameView> filter_frames(const StackFilter& f, FrameView frames, FrameTable& table) {
-  if (f.kernel_only || f.user_only) {
+  if (f.kernel_only || f.user_only || (f.max_stack && frames.size() > f.max_stack)) {
     std::vector<uint32_t> kept;
+    size_t real = 0;  // the stack's own frames kept so far
     for (size_t i = 0; i < frames.size(); ++i) {
       const Frame& frame = frames[i];
-      if (frame.synthetic() || !(frame.kernel() ? f.user_only : f.kernel_only))
+      if (frame.synthetic())
+        kept.push_back(frames.ids()[i]);
+      else if (!(frame.kernel() ? f.user_only : f.kernel_only) &&
+               (f.max_stack == 0 || real++ < f.max_stack))
         kept.push_back(frames.ids()[i]);
     }
     if (kept.empty())

@@ -17,6 +17,8 @@ std::string format_help() {
 
 void add_output_options(CLI::App& app, ReportOptions& o) {
   app.add_option("-o,--output", o.output, "Write the report to this file (default: stdout)");
+  app.add_flag("--stdio")->description(
+      "Text output: the only interface there is (accepted for perf's habit)");
   app.add_option("--max-memory", o.max_memory,
                  "Stop with an error rather than take more memory than this, as 512M or 4G "
                  "(default: 3/4 of this machine's)")
@@ -32,8 +34,18 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
   top->add_option("-s,--sort", o.sort,
                   "Row keys: comm, pid, tid, cpu, dso, state (on CPU, or why off it), symbol")
       ->capture_default_str();
-  top->add_flag("--children", o.children,
-                "Order rows by children (samples anywhere on the stack), not self");
+  auto* children = top->add_flag(
+      "--children", o.children, "Order rows by children (samples anywhere on the stack), not self");
+  top->add_flag("--no-children")
+      ->description("Order rows by self, the default (as perf's --no-children)")
+      ->excludes(children);
+  top->add_option("--percent-limit", o.percent_limit,
+                  "Leave out rows below this percentage (of self, or of children with "
+                  "--children)")
+      ->check(CLI::Range(0.0, 100.0));
+  auto* header = top->add_flag("--header", o.header, "What info says, then the report");
+  top->add_flag("--header-only", o.header_only, "What info says, instead of the report")
+      ->excludes(header);
   auto* folded = app.add_option_group("folded");
   folded
       ->add_option("--prefix", o.prefix,
@@ -75,7 +87,7 @@ void add_filter_options(CLI::App& app, ReportOptions& o) {
   auto* f = app.add_option_group("filters");
   f->add_option("--pid,--pids", o.pids, "Only these processes")->delimiter(',');
   f->add_option("--tid,--tids", o.tids, "Only these threads")->delimiter(',');
-  f->add_option("--comm,--comms", o.comms, "Only these commands")->delimiter(',');
+  f->add_option("-c,--comm,--comms", o.comms, "Only these commands")->delimiter(',');
   f->add_option("-C,--cpu", o.cpus, "Only samples on these CPUs")->delimiter(',');
   f->add_option("--time", o.time,
                 "Only samples in START,END: seconds from the start, or absolute as script "
@@ -95,9 +107,12 @@ void add_filter_options(CLI::App& app, ReportOptions& o) {
       ->check(CLI::IsMember({"auto", "samples", "time"}));
   auto* kernel_only = f->add_flag("--kernel-only", o.kernel_only, "Only the kernel half of stacks");
   f->add_flag("--user-only", o.user_only, "Only the user half of stacks")->excludes(kernel_only);
-  f->add_option("--dso,--dsos", o.dsos, "Only stacks through these shared objects")->delimiter(',');
-  f->add_option("--symbol,--symbols", o.symbol,
+  f->add_option("-d,--dso,--dsos", o.dsos, "Only stacks through these shared objects")
+      ->delimiter(',');
+  f->add_option("-S,--symbol,--symbols", o.symbol,
                 "Only stacks through a function matching this regular expression");
+  f->add_option("--max-stack", o.max_stack,
+                "Keep at most this many frames of each stack, from the leaf (as perf's)");
 }
 
 struct Subcommands {
@@ -105,6 +120,7 @@ struct Subcommands {
   CLI::App* dump;
   CLI::App* diff;
   CLI::App* merge;
+  CLI::App* script;
 };
 
 Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
@@ -118,10 +134,13 @@ Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
                          "pprof, flamegraph, svg); the report's filters apply to both"),
       app.add_subcommand("merge",
                          "Write several recordings into one file (-o) that every "
-                         "report command reads")};
-  for (CLI::App* sub : {s.info, s.dump, s.diff, s.merge})
+                         "report command reads"),
+      app.add_subcommand("script",
+                         "Every sample with its stack, as perf script prints them (the same "
+                         "as --format script)")};
+  for (CLI::App* sub : {s.info, s.dump, s.diff, s.merge, s.script})
     sub->fallthrough();  // the report's options given after the subcommand still count
-  for (CLI::App* sub : {s.info, s.dump})
+  for (CLI::App* sub : {s.info, s.dump, s.script})
     sub->add_option("file", o.files, "Recordings to read (same as -i)");
   s.diff->add_option("recordings", o.files, "BASE NEW")->required()->expected(2);
   s.diff
@@ -145,9 +164,11 @@ Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
 
 std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
   CLI::App app{"Symbolize an ebprof recording and report where the time went.", "ebprof-report"};
+  // One file each time, as perf's -i: `-i a.data script` reads a.data.
   auto* input = app.add_option("-i,--input", o.inputs,
                                "Recording to read; repeat it to report on several as one")
-                    ->capture_default_str();
+                    ->capture_default_str()
+                    ->allow_extra_args(false);
   add_output_options(app, o);
   add_symbol_options(app, o);
   add_filter_options(app, o);
@@ -166,6 +187,8 @@ std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
               : sub.diff->parsed()  ? Command::kDiff
               : sub.merge->parsed() ? Command::kMerge
                                     : Command::kReport;
+  if (sub.script->parsed())
+    o.format = "script";
   return std::nullopt;
 }
 

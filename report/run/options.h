@@ -24,6 +24,9 @@ struct ReportOptions {
   size_t rows = 20;
   std::string sort = "comm,dso,symbol";
   bool children = false;
+  double percent_limit = 0;
+  bool header = false;       // info before the report
+  bool header_only = false;  // info instead of it
   // folded
   std::string prefix = "comm";
   bool annotate = false;
@@ -48,6 +51,7 @@ struct ReportOptions {
   bool user_only = false;
   std::vector<std::string> dsos;
   std::string symbol;
+  size_t max_stack = 0;
   // diff
   std::string normalize = "total";
   std::string join = "symbol";

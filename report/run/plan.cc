@@ -50,15 +50,14 @@ std::vector<std::string> inputs_of(const ReportOptions& o) {
         throw Error("merge needs -o FILE: where to write the merged recording");
       return o.files;
     case Command::kInfo:
-    case Command::kDump: {
+    case Command::kDump:
+    case Command::kReport: {  // `script FILE`
       // FILEs add to -i's, which then has no default.
       std::vector<std::string> inputs =
           o.inputs_given || o.files.empty() ? o.inputs : std::vector<std::string>{};
       inputs.insert(inputs.end(), o.files.begin(), o.files.end());
       return inputs;
     }
-    case Command::kReport:
-      break;
   }
   return o.inputs;
 }
@@ -78,6 +77,7 @@ SampleFilter sample_filter(const ReportOptions& o) {
 
 StackFilter stack_filter(const ReportOptions& o) {
   StackFilter f{o.kernel_only, o.user_only, o.dsos};
+  f.max_stack = o.max_stack;
   if (!o.symbol.empty()) {
     try {
       f.symbol = std::regex(o.symbol);
@@ -99,9 +99,13 @@ SymbolizeOptions symbolize_options(const ReportOptions& o) {
 
 }  // namespace
 
-Plan make_plan(const ReportOptions& o) {
+Plan make_plan(const ReportOptions& given) {
+  ReportOptions o = given;
+  if (o.header_only && o.command == Command::kReport)
+    o.command = Command::kInfo;  // perf's --header-only is what info shows
   Plan plan;
   plan.command = o.command;
+  plan.header = o.header;
   plan.format = find_format(o.format);
   if (!plan.format)
     throw Error("--format " + o.format + ": no such format (see --help)");
@@ -118,7 +122,7 @@ Plan make_plan(const ReportOptions& o) {
   plan.weight = parse_weight(o.weight);
   plan.normalize = parse_normalize(o.normalize);
   plan.join = parse_join(o.join);
-  plan.top = {o.rows, parse_sort_keys(o.sort), o.children};
+  plan.top = {o.rows, parse_sort_keys(o.sort), o.children, o.percent_limit};
   plan.folded = {.comm = o.prefix.find("comm") != std::string::npos,
                  .pid = o.prefix.find("pid") != std::string::npos,
                  .annotate = o.annotate,

@@ -43,6 +43,7 @@ struct Plan {
   Grouping grouping;
   Weight weight = Weight::kAuto;
   TopOptions top;
+  bool header = false;  // --header: what info says, before the report
   FoldedOptions folded;
   Normalize normalize = Normalize::kTotal;
   Join join = Join::kSymbol;

@@ -230,6 +230,8 @@ void write_report(const Plan& plan, std::ostream& out) {
       return run_diff(plan, out);
     case Command::kReport:
     case Command::kMerge:
+      if (plan.header)
+        run_info(plan, out);
       return run_profile(plan, out);
   }
 }

@@ -164,6 +164,12 @@ void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, 
   // Rows with no self time only matter when sorting by children.
   if (!options.children)
     std::erase_if(sorted, [](const auto& r) { return r.second.self == 0; });
+  // --percent-limit: what sorts the rows, as a share of the total.
+  if (options.percent_limit > 0 && total > 0)
+    std::erase_if(sorted, [&](const auto& r) {
+      return 100.0 * double(options.children ? r.second.total : r.second.self) / double(total) <
+             options.percent_limit;
+    });
   if (options.rows && sorted.size() > options.rows)
     sorted.resize(options.rows);
   const bool time = p.unit == Unit::kMicroseconds;
@@ -198,11 +204,14 @@ std::vector<SortKey> parse_sort_keys(const std::string& list) {
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
-    const std::string name = list.substr(start, comma - start);
+    std::string name = list.substr(start, comma - start);
+    if (name == "sym")
+      name = "symbol";  // perf's name for it
     auto c = std::find_if(std::begin(kColumns), std::end(kColumns),
                           [&](const Column& col) { return name == col.name; });
     if (c == std::end(kColumns))
-      throw Error("--sort " + name + ": unknown key; use comm, pid, tid, cpu, dso, state, symbol");
+      throw Error("--sort " + name +
+                  ": unknown key; use comm, pid, tid, cpu, dso, state, symbol (or sym)");
     if (std::find(keys.begin(), keys.end(), c->key) == keys.end())
       keys.push_back(c->key);
     start = comma + 1;

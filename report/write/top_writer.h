@@ -15,10 +15,12 @@ enum class SortKey : uint8_t { kComm, kPid, kTid, kCpu, kDso, kState, kSymbol };
 struct TopOptions {
   size_t rows = 20;  // 0: all
   std::vector<SortKey> sort = {SortKey::kComm, SortKey::kDso, SortKey::kSymbol};
-  bool children = false;  // order by children (total) rather than self
+  bool children = false;     // order by children (total) rather than self
+  double percent_limit = 0;  // rows below this share (of what orders them) are left out
 };
 
-// perf's --sort list ("comm,dso,symbol"; also pid, tid, cpu, state),
+// perf's --sort list ("comm,dso,symbol", or perf's "sym"; also pid, tid,
+// cpu, state),
 // checked, with the symbol moved last. Throws Error naming an unknown key.
 std::vector<SortKey> parse_sort_keys(const std::string& list);
 
