@@ -960,6 +960,26 @@ TEST(BadInput, UnknownOptionsAreOneLine) {
   }
 }
 
+// pprof's gzipped bytes are refused to a terminal, as gzip refuses them,
+// and written where stdout goes otherwise.
+TEST(BadInput, PprofToATerminalIsRefusedWithAHint) {
+  if (!fs::exists("/usr/bin/script"))
+    GTEST_SKIP() << "script(1) (util-linux) gives the report a terminal; it is not installed";
+  const std::string data = std::string(EBPROF_TEST_DATA_DIR) + "/v1.2-hotcold.data";
+  const std::string pprof = kReport + " -i " + data + " --format pprof";
+  Outcome tty = run("/usr/bin/script -qec '" + pprof + "' /dev/null");
+  EXPECT_NE(tty.status, 0) << tty.out;
+  EXPECT_NE(tty.out.find("ebprof-report: --format pprof is binary, not for a terminal: write it "
+                         "with -o FILE, or redirect it"),
+            std::string::npos)
+      << tty.out;
+  Outcome piped = run(pprof);
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.out.substr(0, 2), "\x1f\x8b") << "gzip";
+  Outcome top = run("/usr/bin/script -qec '" + kReport + " -i " + data + "' /dev/null");
+  EXPECT_EQ(top.status, 0) << top.out;
+}
+
 // The self share of `function` in a top table.
 // The Children share of `function`'s row: samples with it anywhere.
 double children_share(const std::string& top, const std::string& function) {

@@ -71,7 +71,7 @@ constexpr FormatInfo kFormats[] = {
     {OutputFormat::kScript, "script", "every sample, like perf script", nullptr, nullptr, false,
      false},
     {OutputFormat::kPprof, "pprof", "gzipped profile.proto for go tool pprof (use -o)", pprof,
-     pprof_diff, true, false},
+     pprof_diff, true, false, true},
     {OutputFormat::kFlamegraph, "flamegraph", "one self-contained interactive HTML page",
      flamegraph, flamegraph_diff, false, true},
     {OutputFormat::kSvg, "svg", "a static flame graph image", svg, svg_diff, false, true},

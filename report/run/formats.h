@@ -29,6 +29,7 @@ struct FormatInfo {
   DiffWriter write_diff;  // null: diff cannot write it
   bool per_thread;        // keeps threads and CPUs apart (pprof labels them)
   bool weighs_time;       // counts may be time (--weight); pprof carries both side by side
+  bool binary = false;    // not text: never written to a terminal
 };
 
 std::span<const FormatInfo> output_formats();

@@ -1,6 +1,7 @@
 #include "report/run/run.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -256,6 +257,11 @@ void run_planned(const Plan& plan) {
     buffer.emplace(file->take_fd().release(), std::ios::out | std::ios::binary);
     to_file.emplace(&*buffer);
   }
+  // As gzip does: bytes a terminal would garble, and a user meant to keep.
+  if (!file && plan.format->binary && plan.command != Command::kInfo &&
+      plan.command != Command::kDump && isatty(STDOUT_FILENO))
+    throw Error(std::string("--format ") + plan.format->name +
+                " is binary, not for a terminal: write it with -o FILE, or redirect it");
   std::ostream& out = to_file ? *to_file : std::cout;
   std::ios::sync_with_stdio(false);
   write_report(plan, out);
