@@ -38,6 +38,11 @@ std::string string_printf(const char* fmt, Args... args) {
   return out;
 }
 
+// "1 binary", "2 binaries": a count with its noun.
+inline std::string count_of(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 // Raw bytes (a build-id) as lowercase hex; "-" when there are none.
 inline std::string hex_bytes(const std::string& bytes) {
   std::string out;

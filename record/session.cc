@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/output_file.h"
+#include "common/text.h"
 #include "format/writer.h"
 #include "record/bpf_sampler.h"
 #include "record/child_process.h"
@@ -265,17 +266,17 @@ void Session::print_summary() const {
   const RecorderStats& st = recorder_.stats();
   std::string embedded;
   if (size_t binaries = recorder_.embedded_binaries())
-    embedded = ", symbols of " + std::to_string(binaries) + " binaries embedded in " +
+    embedded = ", symbols of " + count_of(binaries, "binary", "binaries") + " embedded in " +
                std::to_string(st.embed_ns / 1'000'000) + " ms";
   const std::string off_cpu =
       st.off_cpu ? ", of them " + std::to_string(st.off_cpu) + " intervals off CPU" : "";
-  std::fprintf(
-      stderr,
-      "[ ebprof-record: wrote %.3f MB to %s (%llu samples%s, %u stack definitions, %zu processes, "
-      "%llu lost%s%s) ]\n",
-      writer_.bytes_written() / 1e6, o_.output.c_str(), static_cast<unsigned long long>(st.samples),
-      off_cpu.c_str(), recorder_.stack_count(), tracker_.process_count(),
-      static_cast<unsigned long long>(ledger_.dropped()), partial.c_str(), embedded.c_str());
+  std::fprintf(stderr, "[ ebprof-record: wrote %.3f MB to %s (%s%s, %s, %s, %llu lost%s%s) ]\n",
+               writer_.bytes_written() / 1e6, o_.output.c_str(),
+               count_of(st.samples, "sample", "samples").c_str(), off_cpu.c_str(),
+               count_of(recorder_.stack_count(), "stack definition", "stack definitions").c_str(),
+               count_of(tracker_.process_count(), "process", "processes").c_str(),
+               static_cast<unsigned long long>(ledger_.dropped()), partial.c_str(),
+               embedded.c_str());
 }
 
 }  // namespace

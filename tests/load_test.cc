@@ -193,11 +193,11 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   for (const char* line :
        {"format          1.5, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
         "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
-        "samples         2\n", "processes       1 (1 maps captures, 1 mappings)\n",
+        "samples         2\n", "processes       1 (1 maps capture, 1 mapping)\n",
         "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
         "partial stacks  1 (user stack unreadable: 1)\n",
         "unnamed frames  binary not found in 2 samples (100.0%)\n",
-        "embedded        1 binaries, 1 function symbols\n",
+        "embedded        1 binary, 1 function symbol\n",
         "symbol coverage 1 of 1 sampled binaries with a build-id have embedded symbols",
         "\nheader                 1", "\nheader-copy            1", "\nsamples                1",
         "\nelf-symbols            1"})

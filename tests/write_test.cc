@@ -166,6 +166,39 @@ TEST(TopWriter, SelfAndChildrenPerSortKey) {
   EXPECT_EQ(rows.size(), 3u) << "hot_leaf, main and caller_a (70%: at the limit, kept)";
 }
 
+// The header says what was left out and why: the idle task's samples,
+// which a report leaves out unasked, are not "filtered"; one is a sample;
+// a view with nothing in it says what the recording holds instead.
+TEST(TopWriter, TheHeaderSaysWhatWasLeftOut) {
+  auto header = [](uint64_t recorded, uint64_t idle, std::vector<StackSpec> stacks) {
+    RecordingSummary summary = summary_of(0, 1);
+    summary.recorded_samples = recorded;
+    summary.idle_samples = idle;
+    std::ostringstream out;
+    write_top(out, make_profile(stacks, summary), {});
+    return out.str().substr(0, out.str().find(" of cpu-clock"));
+  };
+  const std::vector<StackSpec> stacks = sample_stacks();  // 100 samples
+  EXPECT_EQ(header(100, 0, stacks), "# 100 samples");
+  EXPECT_EQ(header(112, 12, stacks),
+            "# 100 samples (of 112 recorded: 12 samples of the idle task left out, "
+            "--include-idle counts them)");
+  EXPECT_EQ(header(120, 12, stacks),
+            "# 100 samples (of 120 recorded: filtered, 12 samples of the idle task among them)");
+  EXPECT_EQ(header(130, 0, stacks), "# 100 samples (of 130 recorded: filtered)");
+  RecordingSummary off_cpu_only = summary_of(0, 1);
+  off_cpu_only.unviewed_intervals = 40;
+  std::ostringstream empty;
+  write_top(empty, make_profile({}, off_cpu_only), {});
+  EXPECT_NE(empty.str().find("# no samples on CPU; the recording holds 40 intervals off CPU: "
+                             "--view offcpu (or wall) shows them\n"),
+            std::string::npos)
+      << empty.str();
+  EXPECT_EQ(header(2, 1, {{"app", 1, 1, 0, 1, {fn("f", "app")}}}),
+            "# 1 sample (of 2 recorded: 1 sample of the idle task left out, --include-idle "
+            "counts them)");
+}
+
 TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
   RecordingSummary summary = summary_of(100, 1);
   summary.ended = false;

@@ -148,12 +148,16 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   for (const format::Sample& s : batch.samples) {
     // What --view leaves out is not part of this report at all: no
     // "filtered" in the header for intervals of an on-CPU view.
-    if (!in_view(view, s))
+    if (!in_view(view, s)) {
+      ++(s.blocked_ns ? r.unviewed_intervals : r.unviewed_samples);
       continue;
+    }
     ++r.recorded_samples;
     const uint32_t comm_id = comm(s.comm_id);
-    if (!keeps(filter_, s, comms_.names()[comm_id], r.info.start_monotonic_ns))
+    if (!keeps(filter_, s, comms_.names()[comm_id], r.info.start_monotonic_ns)) {
+      r.idle_samples += s.pid == 0 && !filter_.include_idle;
       continue;
+    }
     const bool woken = s.waker_stack_id != format::kNoWaker;
     const SampleKey key{
         .stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id, s.window_id},

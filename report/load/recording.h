@@ -71,6 +71,9 @@ struct Recording {
   std::vector<std::pair<SampleKey, SampleValues>> counts;
   uint64_t total_samples = 0;     // counted: what the sample filter kept
   uint64_t recorded_samples = 0;  // in the file, of what the view shows
+  uint64_t idle_samples = 0;      // of those, the idle task's the filter left out
+  // What --view leaves out: samples on CPU, intervals off it.
+  uint64_t unviewed_samples = 0, unviewed_intervals = 0;
   uint64_t last_sample_ns = 0;
   std::optional<format::RecordingEnd> end;   // missing when the recorder was killed
   std::vector<format::Losses> loss_reports;  // in time order: losses per CPU over time

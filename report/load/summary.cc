@@ -34,6 +34,9 @@ RecordingSummary summarize(std::span<const Recording> recordings) {
     add(paths, s.path, r.path);
     s.samples += r.total_samples;
     s.recorded_samples += r.recorded_samples;
+    s.idle_samples += r.idle_samples;
+    s.unviewed_samples += r.unviewed_samples;
+    s.unviewed_intervals += r.unviewed_intervals;
     // Added up in whole nanoseconds, as each recording's own duration is.
     duration_ns += static_cast<uint64_t>(duration_s(r) * 1e9);
     s.cpu_seconds += duration_s(r) * std::max<uint32_t>(r.info.cpu_count, 1);

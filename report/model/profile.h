@@ -132,6 +132,9 @@ struct RecordingSummary {
   double cpu_seconds = 0;                 // each recording's duration times its CPUs, added up
   uint64_t samples = 0;                   // what the sample filter kept
   uint64_t recorded_samples = 0;          // what the file holds of what the view shows
+  uint64_t idle_samples = 0;              // of those, the idle task's, left out unasked
+  uint64_t unviewed_samples = 0;          // on CPU, in the file, left out by --view
+  uint64_t unviewed_intervals = 0;        // off CPU, likewise
   std::vector<format::LossCount> losses;  // totals by cause
   bool ended = true;                      // every recording has its end frame
   std::string warning;                    // damage, cuts

@@ -63,8 +63,9 @@ void write_what(std::ostream& out, const RecordingFacts& f) {
 // --call-graph dwarf: what the windows hold and how the stacks unwound.
 void write_unwinding(std::ostream& out, const RecordingFacts& f, const UnwindCounts& u) {
   out << string_printf("call graph      dwarf, windows of up to %u bytes: %zu distinct, %" PRIu64
-                       " bytes of distinct stack; CFI of %zu binaries embedded\n",
-                       f.user_stack_bytes, f.windows, f.window_bytes, f.embedded_cfi);
+                       " bytes of distinct stack; CFI of %s embedded\n",
+                       f.user_stack_bytes, f.windows, f.window_bytes,
+                       count_of(f.embedded_cfi, "binary", "binaries").c_str());
   uint64_t cut = 0;
   std::string why;
   for (const auto& [reason, n] : u.cut) {
@@ -83,9 +84,9 @@ void write_holds(std::ostream& out, const RecordingFacts& f,
   out << string_printf("duration        %.2f s%s\n", s.duration_s,
                        s.ended ? "" : " (no end frame: the recorder was killed or the file is cut)")
       << string_printf("samples         %" PRIu64 "%s\n", s.samples, off_cpu_summary(f).c_str())
-      << string_printf("stacks          %zu distinct\n", f.stacks)
-      << string_printf("processes       %zu (%zu maps captures, %zu mappings)\n", f.processes,
-                       f.captures, f.mappings)
+      << string_printf("stacks          %zu distinct\n", f.stacks) << "processes       "
+      << f.processes << " (" << count_of(f.captures, "maps capture", "maps captures") << ", "
+      << count_of(f.mappings, "mapping", "mappings") << ")\n"
       << "lost            " << describe_losses(s.losses) << "\n";
   if (std::string spread = loss_spread(f); !spread.empty())
     out << "lost where      " << spread << "\n";
@@ -102,8 +103,8 @@ void write_holds(std::ostream& out, const RecordingFacts& f,
              f.kernel_addresses_hidden
                  ? " (addresses were hidden by kernel.kptr_restrict: kernel frames are unnamed)"
                  : "")
-      << string_printf("embedded        %zu binaries, %zu function symbols\n", f.embedded_binaries,
-                       f.embedded_functions)
+      << "embedded        " << count_of(f.embedded_binaries, "binary", "binaries") << ", "
+      << count_of(f.embedded_functions, "function symbol", "function symbols") << "\n"
       << string_printf(
              "symbol coverage %zu of %zu sampled binaries with a build-id have embedded "
              "symbols (a binary has none when no sampled address is in a function symbol); "

@@ -14,17 +14,29 @@
 namespace ebprof::report {
 namespace {
 
+// What the header says of samples the report left out: the idle task's,
+// which a report leaves out unasked, apart from those filters dropped.
+std::string left_out(const RecordingSummary& s, uint64_t shown) {
+  if (shown == s.recorded_samples)
+    return "";
+  const std::string idle = count_of(s.idle_samples, "sample", "samples") + " of the idle task";
+  if (s.idle_samples == 0)
+    return string_printf(" (of %" PRIu64 " recorded: filtered)", s.recorded_samples);
+  if (shown + s.idle_samples == s.recorded_samples)
+    return string_printf(" (of %" PRIu64 " recorded: %s left out, --include-idle counts them)",
+                         s.recorded_samples, idle.c_str());
+  return string_printf(" (of %" PRIu64 " recorded: filtered, %s among them)", s.recorded_samples,
+                       idle.c_str());
+}
+
 void write_header(std::ostream& out, const Profile& p, uint64_t shown) {
   const RecordingSummary& s = p.summary;
   if (p.unit == Unit::kMicroseconds) {
-    out << string_printf("# %.3f s of time in %" PRIu64 " samples and intervals off CPU",
-                         shown / 1e6, s.samples);
-    if (s.samples != s.recorded_samples)
-      out << string_printf(" (of %" PRIu64 " recorded: filtered)", s.recorded_samples);
+    out << string_printf("# %.3f s of time in %s and intervals off CPU", shown / 1e6,
+                         count_of(s.samples, "sample", "samples").c_str())
+        << left_out(s, s.samples);
   } else {
-    out << string_printf("# %" PRIu64 " samples", shown);
-    if (shown != s.recorded_samples)
-      out << string_printf(" (of %" PRIu64 " recorded: filtered)", s.recorded_samples);
+    out << "# " << count_of(shown, "sample", "samples") << left_out(s, shown);
   }
   const std::string what = !s.sampling         ? "time off CPU (" + s.off_cpu + ")"
                            : s.off_cpu.empty() ? s.event + " " + describe_rate(s)
@@ -235,10 +247,21 @@ void write_top(std::ostream& out, const Profile& profile, const TopOptions& opti
     out << "#\n# unnamed frames: "
         << describe_unnamed(unnamed_by_reason(profile.stacks), total, unit_name(profile.unit))
         << "\n";
-  if (total == 0)
-    out << (profile.summary.recorded_samples
-                ? "# no samples left after filtering\n"
-                : "# no samples: was the target idle, or did it exit at once?\n");
+  const RecordingSummary& s = profile.summary;
+  if (total != 0)
+    return;
+  // Where the time is in the recording, if this view shows none of it.
+  if (s.recorded_samples == 0 && s.unviewed_intervals)
+    out << "# no samples on CPU; the recording holds "
+        << count_of(s.unviewed_intervals, "interval", "intervals")
+        << " off CPU: --view offcpu (or wall) shows them\n";
+  else if (s.recorded_samples == 0 && s.unviewed_samples)
+    out << "# no intervals off CPU; the recording holds "
+        << count_of(s.unviewed_samples, "sample", "samples")
+        << " on CPU: --view oncpu (or wall) shows them\n";
+  else
+    out << (s.recorded_samples ? "# no samples left after filtering\n"
+                               : "# no samples: was the target idle, or did it exit at once?\n");
 }
 
 }  // namespace ebprof::report
