@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "record/perf_events.h"
+
 namespace ebprof::record {
 namespace {
 
@@ -28,16 +30,23 @@ bool parse_compression(const std::string& value, ebprof::format::WriterOptions& 
 
 // -F, -c, -e, the targets and the duration: what is sampled.
 void add_sampling_options(CLI::App& app, RecordOptions& o) {
-  auto* freq = app.add_option("-F,--freq", o.frequency, "Sampling frequency in Hz, per CPU")
+  auto* freq = app.add_option("-F,--freq", o.frequency,
+                              "Sampling frequency in Hz, per CPU; max: the kernel's highest "
+                              "(kernel.perf_event_max_sample_rate)")
                    ->capture_default_str()
-                   ->check(CLI::Range(1, 100000));
+                   ->transform([](std::string value) {
+                     return value == "max" ? std::to_string(max_sample_rate()) : value;
+                   })
+                   ->check(CLI::Range(1, 100000))
+                   ->each([&o](const std::string&) { o.frequency_given = true; });
   app.add_option("-c,--count", o.period, "Sample every COUNT events instead of -F")
       ->check(CLI::PositiveNumber)
       ->excludes(freq);
   app.add_option("-e,--event", o.event,
                  "Event to sample: cpu-clock, task-clock, page-faults, context-switches, ..., a "
-                 "hardware event (cycles, instructions, ...) where a PMU exists; or a stack on "
-                 "every hit of tracepoint:CATEGORY:NAME, uprobe:PATH:SYMBOL or kprobe:SYMBOL")
+                 "hardware event (cycles, instructions, ...) where a PMU exists, with :u or :k "
+                 "for user or kernel mode only; or a stack on every hit of "
+                 "tracepoint:CATEGORY:NAME, uprobe:PATH:SYMBOL or kprobe:SYMBOL")
       ->capture_default_str();
   app.add_flag("-a,--all-cpus", o.all_cpus,
                "Sample every process on all CPUs, also while running a command");

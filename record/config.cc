@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 
 #include "common/error.h"
@@ -44,6 +45,10 @@ std::optional<Sampling> sampling(const RecordOptions& o) {
     return std::nullopt;
   EventSpec event = find_event(o.event);
   // A probe or tracepoint gives a stack on every hit.
+  if (event.kind != EventSpec::Kind::kPerf && (o.frequency_given || o.period))
+    std::fprintf(stderr,
+                 "ebprof-record: warning: %s gives a stack on every hit: %s does not apply\n",
+                 o.event.c_str(), o.period ? "-c" : "-F");
   const SamplingRate rate = event.kind != EventSpec::Kind::kPerf ? SamplingRate{0, 1}
                             : o.period                           ? SamplingRate{0, o.period}
                                                                  : SamplingRate{o.frequency, 0};

@@ -12,6 +12,7 @@ struct RecordOptions {
   std::string output = "ebprof.data";
   std::string event = "cpu-clock";  // -e
   uint64_t frequency = 99;          // -F; used unless -c sets a period
+  bool frequency_given = false;     // -F was on the command line
   uint64_t period = 0;              // -c
   bool all_cpus = false;            // -a: explicit system-wide, also with a command
   std::vector<uint32_t> pids;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "common/error.h"
@@ -119,10 +120,34 @@ std::string software_event_names() {
 
 }  // namespace
 
+uint64_t max_sample_rate() {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  uint64_t rate = 0;
+  return in >> rate && rate > 0 ? rate : 1000;
+}
+
 EventSpec find_event(const std::string& name) {
+  // perf's modifiers, which a tracepoint's CATEGORY:NAME never is: the
+  // part before them names a perf event.
+  std::string base = name;
+  bool user = true, kernel = true;
+  if (const size_t colon = name.rfind(':'); colon != std::string::npos) {
+    const std::string modifiers = name.substr(colon + 1);
+    if (!modifiers.empty() && modifiers.size() <= 2 &&
+        modifiers.find_first_not_of("uk") == std::string::npos) {
+      base = name.substr(0, colon);
+      user = modifiers.find('u') != std::string::npos;
+      kernel = modifiers.find('k') != std::string::npos;
+    }
+  }
   for (const auto& e : kEvents)
-    if (name == e.name)
-      return EventSpec{EventSpec::Kind::kPerf, name, e.type, e.config};
+    if (base == e.name)
+      return EventSpec{.kind = EventSpec::Kind::kPerf,
+                       .name = name,
+                       .type = e.type,
+                       .config = e.config,
+                       .exclude_user = !user,
+                       .exclude_kernel = !kernel};
   if (name.find(':') != std::string::npos)
     return find_probe_event(name);
   std::string all;
@@ -137,6 +162,8 @@ std::vector<PerfEvent> open_sampling_events(const EventSpec& event, const Sampli
   attr.size = sizeof(attr);
   attr.type = event.type;
   attr.config = event.config;
+  attr.exclude_user = event.exclude_user;
+  attr.exclude_kernel = event.exclude_kernel;
   attr.freq = rate.frequency != 0;
   if (attr.freq)
     attr.sample_freq = rate.frequency;

@@ -33,10 +33,16 @@ struct EventSpec {
   uint64_t config = 0;
   std::string group;   // tracepoint category, or uprobe binary (absolute path)
   std::string target;  // tracepoint name, or probed function
+  // kPerf, perf's modifiers: :u counts user mode only, :k the kernel only.
+  bool exclude_user = false, exclude_kernel = false;
 };
 
+// kernel.perf_event_max_sample_rate: what -F max asks for (1000 where
+// it cannot be read).
+uint64_t max_sample_rate();
+
 // The event called `name`: perf's names and aliases (cpu-clock, page-faults
-// or faults, cycles, ...), tracepoint:CATEGORY:NAME (or CATEGORY:NAME, as
+// or faults, cycles, ...) with perf's :u, :k or :uk, tracepoint:CATEGORY:NAME (or CATEGORY:NAME, as
 // perf takes it), uprobe:PATH:SYMBOL, kprobe:SYMBOL. Probes and tracepoints
 // are checked against this kernel and machine. Throws Error naming what is
 // available instead.

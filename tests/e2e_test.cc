@@ -767,6 +767,32 @@ TEST(EndToEnd, ASigkilledRecordingIsReadable) {
   EXPECT_NEAR(s.pct_a(), 70, 10);
 }
 
+// perf's event modifiers and -F max; -F with a tracepoint, where it does
+// not apply, is said so.
+TEST(EndToEnd, EventModifiersAndTheHighestRate) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("modifiers.data");
+  Outcome user = run(kRecord + " -e cpu-clock:u -F 499 -o " + data + " -- " + kHotcold + " 1");
+  ASSERT_EQ(user.status, 0) << user.err;
+  const std::string folded = run(kReport + " -i " + data + " --format folded --annotate").out;
+  EXPECT_GT(hotcold_shares(folded).total, 200u) << folded;
+  EXPECT_EQ(folded.find("_[k]"), std::string::npos) << "user mode only:\n" << folded;
+  Outcome max = run(kRecord + " -q -F max -o " + data + " -- " + kHotcold + " 0.2");
+  ASSERT_EQ(max.status, 0) << max.err;
+  std::ifstream rate_file("/proc/sys/kernel/perf_event_max_sample_rate");
+  uint64_t rate = 0;
+  rate_file >> rate;
+  const std::string info = run(kReport + " info " + data).out;
+  EXPECT_NE(info.find("cpu-clock at " + std::to_string(rate) + " Hz"), std::string::npos) << info;
+  Outcome traced =
+      run(kRecord + " -F 999 -e tracepoint:sched:sched_process_exec -o " + data + " -- true");
+  EXPECT_EQ(traced.status, 0) << traced.err;
+  EXPECT_NE(traced.err.find("ebprof-record: warning: tracepoint:sched:sched_process_exec gives a "
+                            "stack on every hit: -F does not apply"),
+            std::string::npos)
+      << traced.err;
+}
+
 TEST(EndToEnd, SamplesOtherEventsAndSaysWhenOneIsMissing) {
   REQUIRE_BPF();
   std::string data = temp_file("faults.data");

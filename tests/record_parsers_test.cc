@@ -171,6 +171,20 @@ TEST(Events, PerfNamesAndAliasesAndClearErrors) {
   EXPECT_THROW(find_event("uprobe:/bin/sh"), Error);             // no symbol
   EXPECT_THROW(find_event("uprobe:/etc/hostname:main"), Error);  // not ELF
   EXPECT_THROW(find_event("kprobe:"), Error);
+  // perf's modifiers: user mode only, the kernel only, both.
+  const EventSpec user = find_event("cpu-clock:u");
+  EXPECT_EQ(user.kind, EventSpec::Kind::kPerf);
+  EXPECT_EQ(user.name, "cpu-clock:u");
+  EXPECT_EQ(user.config, find_event("cpu-clock").config);
+  EXPECT_TRUE(user.exclude_kernel);
+  EXPECT_FALSE(user.exclude_user);
+  const EventSpec kernel = find_event("faults:k");
+  EXPECT_TRUE(kernel.exclude_user);
+  EXPECT_FALSE(kernel.exclude_kernel);
+  const EventSpec both = find_event("cycles:uk");
+  EXPECT_FALSE(both.exclude_user || both.exclude_kernel);
+  EXPECT_THROW(find_event("cpu-clock:x"), Error);
+  EXPECT_GT(max_sample_rate(), 0u);
 }
 
 TEST(Kernel, BuildIdNoteIsFoundAmongOtherNotes) {
