@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/unique_fd.h"
@@ -106,7 +107,10 @@ ElfIdentity identity_of(Elf* elf, const std::string& path) {
   return ElfIdentity{build_id_of(elf, path), debuglink_of(elf)};
 }
 
-void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, std::vector<ElfSymbol>& out) {
+// `versions`: the section's GNU version table, if any (.dynsym's names
+// carry their versions there, .symtab's in the name).
+void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, Elf_Data* versions,
+                    std::vector<ElfSymbol>& out) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data || shdr.sh_entsize == 0)
     return;
@@ -120,9 +124,23 @@ void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, std::vector<E
         sym.st_value == 0)
       continue;
     const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-    if (!name || !*name)
+    if (!name || !*name || *name == '@')
       continue;
-    out.push_back({sym.st_value, sym.st_size, name});
+    const int bind = GELF_ST_BIND(sym.st_info);
+    // .symtab spells versions out: clock_nanosleep@@GLIBC_2.17 is the
+    // current one, clock_nanosleep@GLIBC_2.2.5 an old one; .dynsym marks
+    // old ones hidden in its version table.
+    const size_t at = std::strcspn(name, "@");
+    GElf_Versym version = 0;
+    const bool old = name[at] == '@'
+                         ? name[at + 1] != '@'
+                         : versions && gelf_getversym(versions, static_cast<int>(i), &version) &&
+                               (version & 0x8000);
+    out.push_back({sym.st_value, sym.st_size, std::string(name, at),
+                   bind == STB_GLOBAL ? ElfSymbol::Binding::kGlobal
+                   : bind == STB_WEAK ? ElfSymbol::Binding::kWeak
+                                      : ElfSymbol::Binding::kLocal,
+                   old});
   }
 }
 
@@ -188,10 +206,16 @@ ElfSymbolTable::ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> se
       segments_(std::move(segments)),
       symbols_(std::move(symbols)),
       complete_(complete) {
-  // At one address keep the symbol with the largest size (aliases such as
-  // __libc_malloc/malloc share an address; any name is right, a size is not).
-  std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
-    return a.address != b.address ? a.address < b.address : a.size > b.size;
+  // At one address keep one symbol: the largest (a size of 0 says
+  // nothing), then the name people know and grep for, as perf chooses it.
+  // glibc's malloc is also __libc_malloc, __malloc and __GI___libc_malloc:
+  // global over weak over local, a current version over an old one, then
+  // the fewest leading underscores.
+  auto underscores = [](const std::string& name) { return name.find_first_not_of('_'); };
+  std::sort(symbols_.begin(), symbols_.end(), [&](const ElfSymbol& a, const ElfSymbol& b) {
+    return std::make_tuple(a.address, b.size, a.binding, a.old_version, underscores(a.name),
+                           a.name) < std::make_tuple(b.address, a.size, b.binding, b.old_version,
+                                                     underscores(b.name), b.name);
   });
   symbols_.erase(
       std::unique(symbols_.begin(), symbols_.end(),
@@ -206,11 +230,18 @@ ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
   // both: the constructor removes duplicates.
   std::vector<ElfSymbol> symbols;
   bool symtab = false;
+  Elf_Data* versions = nullptr;  // .gnu.version, which only .dynsym has
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.elf.get(), scn));) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_GNU_versym)
+      versions = elf_getdata(scn, nullptr);
+  }
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.elf.get(), scn));) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM)) {
       symtab |= shdr.sh_type == SHT_SYMTAB;
-      read_functions(elf.elf.get(), scn, shdr, symbols);
+      read_functions(elf.elf.get(), scn, shdr, shdr.sh_type == SHT_DYNSYM ? versions : nullptr,
+                     symbols);
     }
   }
   return ElfSymbolTable(identity_of(elf.elf.get(), path), std::move(segments), std::move(symbols),

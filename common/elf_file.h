@@ -11,7 +11,11 @@ namespace ebprof {
 struct ElfSymbol {
   uint64_t address = 0;  // ELF virtual address
   uint64_t size = 0;
-  std::string name;  // as in the file (mangled)
+  std::string name;  // as in the file (mangled), without a symbol version (@GLIBC_2.2.5)
+  // Of the names one address has, the one people know is the global one,
+  // in its current version (glibc's cfree@GLIBC_2.2.5 is an old alias of free).
+  enum class Binding : uint8_t { kGlobal, kWeak, kLocal } binding = Binding::kGlobal;
+  bool old_version = false;
   bool operator==(const ElfSymbol&) const = default;
 };
 

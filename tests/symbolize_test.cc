@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "common/elf_file.h"
@@ -471,6 +473,64 @@ TEST(UserNames, AnEmbeddedTableNamesFramesOfAMissingBinary) {
   p.mappings[0].path = "/gone/app";
   p.mappings[0].build_id = "\x03";  // no table for this build: unnamed, with why
   EXPECT_EQ(names.one({&p, 1}, 0x7f0000001120).reason, UnnamedReason::kBinaryNotFound);
+}
+
+// Of the names one address has, the one people grep for, as perf chooses
+// it: the largest, then global over weak over local, a current version
+// over an old one, then the fewest leading underscores.
+TEST(ElfSymbolTable, AnAddressIsNamedByItsBestKnownName) {
+  using B = ElfSymbol::Binding;
+  const ElfSymbolTable table(ElfIdentity{}, {},
+                             {{0x1000, 0x40, "__GI___libc_malloc", B::kLocal},
+                              {0x1000, 0x40, "__malloc", B::kLocal},
+                              {0x1000, 0x40, "__libc_malloc", B::kGlobal},
+                              {0x1000, 0x40, "malloc", B::kGlobal},
+                              {0x2000, 0x20, "__GI___nanosleep", B::kLocal},
+                              {0x2000, 0x20, "nanosleep", B::kWeak},
+                              {0x2000, 0x20, "__nanosleep", B::kGlobal},
+                              {0x3000, 0x10, "__libc_read", B::kLocal},
+                              {0x3000, 0x10, "__read", B::kGlobal},
+                              {0x3000, 0x10, "read", B::kGlobal},
+                              {0x4000, 0, "sized_nothing", B::kGlobal},
+                              {0x4000, 0x8, "__local_but_sized", B::kLocal},
+                              {0x5000, 0x8, "cfree", B::kGlobal, true},
+                              {0x5000, 0x8, "free", B::kGlobal}});
+  auto name = [&](uint64_t a) {
+    const ElfSymbol* s = find_symbol(table.symbols(), a);
+    return s ? s->name : "";
+  };
+  EXPECT_EQ(name(0x1010), "malloc");
+  EXPECT_EQ(name(0x2010), "__nanosleep") << "global over weak";
+  EXPECT_EQ(name(0x3008), "read");
+  EXPECT_EQ(name(0x4004), "__local_but_sized") << "a size of 0 says nothing";
+  EXPECT_EQ(name(0x5004), "free") << "cfree@GLIBC_2.2.5 is an old alias";
+}
+
+// The same on a real libc, in its debuginfo (where versioned aliases are
+// spelled out, clock_nanosleep@GLIBC_2.2.5) and in the binary's .dynsym.
+TEST(ElfSymbolTable, LibcFunctionsAreNamedAsPerfNamesThem) {
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  if (!std::filesystem::exists(libc))
+    GTEST_SKIP() << libc << " is not there (not Debian on x86-64)";
+  const ElfSymbolTable binary = ElfSymbolTable::load(libc);
+  std::vector<const ElfSymbolTable*> tables = {&binary};
+  std::optional<ElfSymbolTable> debug;
+  const std::string id = hex_bytes(binary.identity().build_id);
+  const std::string debug_path =
+      "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  if (std::filesystem::exists(debug_path))
+    tables.push_back(&debug.emplace(ElfSymbolTable::load(debug_path)));
+  for (const ElfSymbolTable* t : tables) {
+    SCOPED_TRACE(t == &binary ? libc : debug_path);
+    std::map<std::string, uint64_t> address;
+    for (const ElfSymbol& s : t->symbols()) {
+      EXPECT_EQ(s.name.find('@'), std::string::npos) << s.name;
+      address[s.name] = s.address;
+    }
+    for (const char* fn : {"malloc", "free", "read", "write", "clock_nanosleep"})
+      EXPECT_TRUE(address.contains(fn)) << fn << " is named otherwise";
+    EXPECT_FALSE(address.contains("__GI___libc_malloc"));
+  }
 }
 
 TEST(ElfSymbolTable, MissingOrForeignFilesAreErrors) {

@@ -153,16 +153,15 @@ void UserNames::name(const ProcessSymbols& space, uint64_t address, uint64_t loo
     if (s.inlined && (s.function.empty() || !options_.inline_frames))
       continue;
     Frame f = base;
-    // DWARF names a function in an anonymous namespace, or a static one,
-    // by DW_AT_name alone ("work"): for the function the address is in,
-    // its mangled symbol ("(anonymous namespace)::work()") says more.
-    const bool bare = !s.function.starts_with("_Z") && base.system_name.starts_with("_Z");
-    if (!s.function.empty() && (s.inlined || !bare)) {
+    // The function the address is in keeps its symbol's name, in every
+    // mode: the one the symbol table's choice gives (malloc, not DWARF's
+    // __libc_malloc; "(anonymous namespace)::work()", not DW_AT_name's
+    // bare "work"). DWARF names what was inlined into it.
+    if (s.inlined) {
       f.system_name = s.function;
       f.name = options_.demangle ? demangle(s.function) : s.function;
-    }
-    if (s.inlined)
       f.kind = FrameKind::kInlined;
+    }
     f.file = s.file;
     f.line = s.line;
     if (options_.lines && s.line > 0) {
