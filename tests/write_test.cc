@@ -334,6 +334,25 @@ TEST(ScriptWriter, InlinedFramesSayInlinedWhereTheModuleGoes) {
             "\n");
 }
 
+// Unnamed frames read as perf prints them, so that perf-script consumers
+// keep the module (stackcollapse-perf.pl names them [MODULE]).
+TEST(ScriptWriter, UnnamedFramesAreWrittenAsPerfWritesThem) {
+  Frame stripped{.reason = UnnamedReason::kStripped,
+                 .address = 0x7f00000124a,
+                 .file_offset = 0x2724a,
+                 .module = "libc.so.6",
+                 .path = "/usr/lib/x86_64-linux-gnu/libc.so.6"};
+  Frame nowhere{.reason = UnnamedReason::kNoMapping, .address = 0x10, .module = "[unknown]"};
+  const Profile profile = make_profile({{"app", 1, 1, 0, 1, {stripped, nowhere, fn("main")}}});
+  std::ostringstream out;
+  write_script_frames(out, profile.stacks[0].frames);
+  EXPECT_EQ(out.str(),
+            "\t     7f00000124a [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+            "\t              10 [unknown] ([unknown])\n"
+            "\t               0 main+0x0 (app)\n"
+            "\n");
+}
+
 TEST(FlameGraph, TreeSumsStacksAndThePageEscapesNames) {
   const Profile profile = make_profile(
       {{"app", 1, 1, 0, 30, {fn("f"), fn("main")}},

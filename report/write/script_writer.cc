@@ -21,7 +21,15 @@ void write_script_sample(std::ostream& out, const ScriptSample& s, const FrameVi
 
 void write_script_frames(std::ostream& out, const FrameView& frames) {
   for (const Frame& f : frames) {
-    out << string_printf("\t%16" PRIx64 " ", f.address) << frame_name(f);
+    out << string_printf("\t%16" PRIx64 " ", f.address);
+    // perf's "[unknown] (MODULE)", which perf-script consumers
+    // (stackcollapse-perf.pl) read the module from; a frame the report
+    // adds (the off-CPU state, a cut stack's reason) keeps its words.
+    if (!f.named() && !f.synthetic()) {
+      out << "[unknown] (" << (f.path.empty() ? f.module : f.path) << ")\n";
+      continue;
+    }
+    out << frame_name(f);
     // Like perf script --inline: an inlined function has no offset of its
     // own, and says so where the module goes.
     if (f.kind == FrameKind::kInlined) {
