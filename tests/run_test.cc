@@ -2,6 +2,7 @@
 // stage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fstream>
@@ -251,6 +252,39 @@ TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
   EXPECT_EQ(back[0].total_samples, 2u);
   EXPECT_TRUE(back[0].warning.empty()) << back[0].warning;
   EXPECT_EQ(script_of(merged), script_of(path));
+}
+
+// A frame-pointer walk cut at the most frames a sample holds gets a root
+// that says so, in every output that shows roots; a shorter one does not.
+TEST(Run, AStackCutAtTheFrameLimitEndsInATruncatedRoot) {
+  const std::string path = ::testing::TempDir() + "/deep-stack.data";
+  {
+    auto w = format::RecordingWriter::create(path);
+    format::RecordingInfo info;
+    info.event = "cpu-clock";
+    info.sample_frequency = 99;
+    w.write(info);
+    format::SampleBatch b;
+    b.comms = {"app"};
+    b.stacks.resize(2);
+    for (uint64_t f = 0; f < format::kMaxStackFrames; ++f)
+      b.stacks[0].user.push_back(0x400000 + f * 16);
+    b.stacks[1].user = {0x400000, 0x400010};
+    b.samples = {{1'000'000'000, 7, 7, 0, 0, 0}, {1'000'000'001, 7, 7, 0, 1, 0}};
+    w.write(b);
+    w.close();
+  }
+  ReportOptions o;
+  o.inputs = {path};
+  o.symfs = "/nonexistent-symfs";
+  o.format = "folded";
+  o.output = ::testing::TempDir() + "/deep-stack.folded";
+  run_report(make_plan(o));
+  const std::string folded = slurp(o.output);
+  EXPECT_NE(folded.find("app;[truncated: deeper than 127 frames];"), std::string::npos) << folded;
+  EXPECT_EQ(std::count(folded.begin(), folded.end(), '\n'), 2) << folded;
+  EXPECT_EQ(folded.find("[truncated", folded.find('\n')), std::string::npos)
+      << "the short stack has none: " << folded;
 }
 
 // What this process holds of heap and private writable mappings: what

@@ -50,6 +50,7 @@ enum class UnnamedReason : uint8_t {
   kUnwindLoop,       // a frame did not move up the stack
   kStackTooDeep,     // more frames than a report follows
   k32BitTask,        // a 32-bit task's stack, which a 64-bit unwinder cannot read
+  kStackTruncated,   // a frame-pointer walk cut at the most frames a sample holds
 };
 
 // What a thread was doing when its stack was taken.

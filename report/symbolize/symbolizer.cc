@@ -101,6 +101,12 @@ std::vector<uint32_t> Symbolizer::name(const Recording& recording, const StackRe
   add(true, stack.kernel);
   if (ref.window == kNoWindow) {
     add(false, stack.user);
+    // A walk cut at the most frames a sample holds: a root that says so,
+    // or the shares of the outer frames would be silently wrong.
+    if (stack.user.size() >= format::kMaxStackFrames)
+      ids.push_back(table_->intern(Frame{.kind = FrameKind::kStackEnd,
+                                         .reason = UnnamedReason::kStackTruncated,
+                                         .module = "[truncated]"}));
     return ids;
   }
   // --call-graph dwarf: the user frames unwound from the window, and when

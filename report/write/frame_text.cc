@@ -101,6 +101,8 @@ const char* reason_text(UnnamedReason reason) {
       return "stack too deep to follow";
     case UnnamedReason::k32BitTask:
       return "32-bit task not unwound";
+    case UnnamedReason::kStackTruncated:
+      return "deeper than 127 frames";
   }
   return "unknown reason";
 }
