@@ -197,7 +197,16 @@ std::optional<int> parse_command_line(int argc, char** argv, RecordOptions& o) {
   app.prefix_command();
   app.footer(
       "COMMAND [ARGS...] after the options (or after --) is launched and profiled;\n"
-      "recording stops when it exits.");
+      "recording stops when it exits, and ebprof-record exits with its status.\n"
+      "\n"
+      "Examples:\n"
+      "  ebprof-record -- ./server --port 8080         a command and its children\n"
+      "  ebprof-record -p 1234 --duration 30           a running process, for 30 s\n"
+      "  ebprof-record -a -F 999 -o host.data          the whole machine, until Ctrl-C\n"
+      "  ebprof-record --call-graph dwarf -- python3 x.py   full stacks without frame pointers\n"
+      "  ebprof-record --off-cpu -- ./app              where threads wait, too\n"
+      "  ebprof-record -e cpu-clock:u -- ./app         user mode only\n"
+      "  ebprof-record -e tracepoint:syscalls:sys_enter_openat -a   a stack on every hit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

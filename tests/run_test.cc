@@ -86,6 +86,14 @@ TEST(CommandLine, SpeaksPerf) {
   EXPECT_TRUE(make_plan(*o).header);
   EXPECT_EQ(make_plan(*o).command, Command::kReport);
 
+  // --help lists choices readably, and ends with examples.
+  testing::internal::CaptureStdout();
+  EXPECT_FALSE(parsed({"--help"}));
+  const std::string help = testing::internal::GetCapturedStdout();
+  EXPECT_NE(help.find("{comm | pid | comm,pid | pid,comm | none}"), std::string::npos) << help;
+  EXPECT_NE(help.find("--view TEXT:{oncpu,offcpu,wall}"), std::string::npos) << help;
+  EXPECT_NE(help.find("Examples:\n  ebprof-report "), std::string::npos) << help;
+
   testing::internal::CaptureStderr();
   EXPECT_FALSE(parsed({"--children", "--no-children"}));
   EXPECT_FALSE(parsed({"--percent-limit", "101"}));

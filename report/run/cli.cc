@@ -51,7 +51,8 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
       ->add_option("--prefix", o.prefix,
                    "First frame of each stack: comm, pid, comm,pid (as comm-pid) or none")
       ->capture_default_str()
-      ->check(CLI::IsMember({"comm", "pid", "comm,pid", "pid,comm", "none"}));
+      ->check(CLI::IsMember({"comm", "pid", "comm,pid", "pid,comm", "none"})
+                  .description("{comm | pid | comm,pid | pid,comm | none}"));
   folded->add_flag("--annotate", o.annotate,
                    "Mark kernel frames with _[k], inlined ones with _[i], JIT ones with _[j]");
   folded->add_flag("--delimit", o.delimit, "A '-' frame between the user and kernel halves");
@@ -99,7 +100,8 @@ void add_filter_options(CLI::App& app, ReportOptions& o) {
   f->add_option("--view", o.view,
                 "oncpu: samples on CPU (the default); offcpu: intervals off CPU (recorded with "
                 "--off-cpu; the default for --off-cpu-only); wall: both, the whole life of "
-                "each thread");
+                "each thread")
+      ->check(CLI::IsMember({"oncpu", "offcpu", "wall"}));
   f->add_option("--weight", o.weight,
                 "samples, or time (a sample's period, an interval's length, in microseconds); "
                 "auto: time when intervals off CPU are shown")
@@ -131,7 +133,8 @@ Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
       app.add_subcommand("dump", "Print every frame of the recording as text"),
       app.add_subcommand("diff",
                          "Compare two recordings: BASE NEW, in the --format given (top, folded, "
-                         "pprof, flamegraph, svg); the report's filters apply to both"),
+                         "pprof, flamegraph, svg); -n, --sort, --children and every filter "
+                         "(--pid, --comm, --time, --dso, --symbol, ...) apply to both"),
       app.add_subcommand("merge",
                          "Write several recordings into one file (-o) that every "
                          "report command reads"),
@@ -173,6 +176,17 @@ std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
   add_symbol_options(app, o);
   add_filter_options(app, o);
   const Subcommands sub = add_subcommands(app, o);
+  app.footer(
+      "Examples:\n"
+      "  ebprof-report                                   top functions of ./ebprof.data\n"
+      "  ebprof-report -i run.data --children -n 40      by samples anywhere on the stack\n"
+      "  ebprof-report --format folded > out.folded      for flamegraph.pl, speedscope\n"
+      "  ebprof-report --format flamegraph -o fg.html    an interactive page, no network\n"
+      "  ebprof-report --format pprof -o cpu.pb.gz       then: go tool pprof -top cpu.pb.gz\n"
+      "  ebprof-report script | stackcollapse-perf.pl    every sample, as perf script\n"
+      "  ebprof-report --comm nginx --time 10,20         one command, seconds 10 to 20\n"
+      "  ebprof-report diff before.data after.data       what changed, per function\n"
+      "  ebprof-report info run.data                     what the recording holds");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
