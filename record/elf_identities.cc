@@ -60,23 +60,39 @@ void ElfIdentities::complete(uint32_t pid, format::Mapping& m) {
   m.debuglink = it->second;
 }
 
+ElfIdentity ElfIdentities::read_cached(const std::string& path, const struct stat& st) {
+  Key key{st.st_dev, st.st_ino, st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec,
+          st.st_size};
+  if (auto it = cache_.find(key); it != cache_.end())
+    return it->second;
+  try {
+    return cache_[key] = read_elf_identity(path);
+  } catch (const Error&) {
+    return cache_[key] = ElfIdentity{};  // not an ELF file: nothing to verify
+  }
+}
+
 ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
   for (const MappedFile& file : mapped_file_paths(pid, m)) {
-    const std::string& path = file.path;
     struct stat st {};
-    if (stat(path.c_str(), &st) != 0)
-      continue;
-    Key key{st.st_dev, st.st_ino, st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec,
-            st.st_size};
-    if (auto it = cache_.find(key); it != cache_.end())
-      return it->second;
-    try {
-      return cache_[key] = read_elf_identity(path);
-    } catch (const Error&) {
-      return cache_[key] = ElfIdentity{};  // not an ELF file: nothing to verify
-    }
+    if (stat(file.path.c_str(), &st) == 0)
+      return read_cached(file.path, st);
   }
   return {};
+}
+
+void ElfIdentities::identify(uint32_t pid, format::Mapping& m, uint64_t device, uint64_t inode) {
+  if (!m.build_id.empty() || m.path.empty() || m.path[0] != '/')
+    return;
+  ElfIdentity id = lookup(pid, m);
+  if (id.build_id.empty() && inode != 0) {
+    // Gone: the path as this process sees it, only if it names that file.
+    struct stat st {};
+    if (stat(m.path.c_str(), &st) == 0 && st.st_dev == device && st.st_ino == inode)
+      id = read_cached(m.path, st);
+  }
+  m.build_id = std::move(id.build_id);
+  m.debuglink = std::move(id.debuglink);
 }
 
 }  // namespace ebprof::record

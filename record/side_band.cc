@@ -1,7 +1,6 @@
 #include "record/side_band.h"
 
 #include <algorithm>
-#include <cerrno>
 
 #include "common/error.h"
 
@@ -12,17 +11,7 @@ SideBand::SideBand(const std::vector<int>& cpus) : map_(create_perf_event_array(
     if (std::optional<TaskEvent> e = decode_task_event(record))
       out_->push_back(std::move(*e));
   };
-  try {
-    ring_ =
-        std::make_unique<PerfRing>(map_.get(), kPagesPerCpu, task_event_attr(true), cpus, handler);
-  } catch (const Error& e) {
-    // Older kernels reject the build_id bit; the recorder then reads
-    // build-ids from the mapped files.
-    if (e.code() != EINVAL)
-      throw;
-    ring_ =
-        std::make_unique<PerfRing>(map_.get(), kPagesPerCpu, task_event_attr(false), cpus, handler);
-  }
+  ring_ = std::make_unique<PerfRing>(map_.get(), kPagesPerCpu, task_event_attr(), cpus, handler);
 }
 
 void SideBand::drain(std::vector<TaskEvent>& out) {

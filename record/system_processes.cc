@@ -36,8 +36,15 @@ format::ProcessInfo SystemProcesses::read(uint32_t pid, uint64_t now_ns) {
 }
 
 void SystemProcesses::drain_events(std::vector<TaskEvent>& out) {
-  if (side_band_)
-    side_band_->drain(out);
+  if (!side_band_)
+    return;
+  const size_t first = out.size();
+  side_band_->drain(out);
+  // As soon as they arrive: the files a short-lived process mapped are
+  // still there, the process no longer.
+  for (size_t i = first; i < out.size(); ++i)
+    if (TaskEvent& e = out[i]; e.kind == TaskEvent::Kind::kMmap)
+      identities_.identify(e.pid, e.mapping, e.device, e.inode);
 }
 
 void SystemProcesses::describe(uint32_t pid, format::ProcessInfo& info) {

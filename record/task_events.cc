@@ -1,6 +1,7 @@
 #include "record/task_events.h"
 
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 
 #include <cstring>
 #include <ctime>
@@ -21,18 +22,8 @@ struct SampleId {
 struct Mmap2Body {
   uint32_t pid, tid;
   uint64_t addr, len, pgoff;
-  union {
-    struct {
-      uint32_t maj, min;
-      uint64_t ino, ino_generation;
-    } file;
-    struct {
-      uint8_t size;
-      uint8_t reserved1;
-      uint16_t reserved2;
-      uint8_t bytes[20];
-    } build_id;
-  };
+  uint32_t maj, min;
+  uint64_t ino, ino_generation;
   uint32_t prot, flags;
 };
 
@@ -63,7 +54,7 @@ std::string read_string(std::span<const std::byte> bytes, size_t offset, size_t 
 
 }  // namespace
 
-perf_event_attr task_event_attr(bool with_build_id) {
+perf_event_attr task_event_attr() {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
@@ -75,7 +66,6 @@ perf_event_attr task_event_attr(bool with_build_id) {
   attr.comm = 1;
   attr.comm_exec = 1;
   attr.task = 1;
-  attr.build_id = with_build_id;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
   // Read on the recorder's own schedule: never wake it for these.
@@ -109,8 +99,10 @@ std::optional<TaskEvent> decode_task_event(std::span<const std::byte> record) {
       e.mapping.path = read_string(record, body + sizeof(m), trailer);
       if (e.mapping.path == "//anon")
         e.mapping.path.clear();  // as /proc/PID/maps shows anonymous memory
-      if ((header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m.build_id.size <= 20)
-        e.mapping.build_id.assign(reinterpret_cast<const char*>(m.build_id.bytes), m.build_id.size);
+      // Another tool's build-id flag can leak onto this record (see
+      // task_event_attr()): it never asked for one, so the body is the file's.
+      e.device = makedev(m.maj, m.min);
+      e.inode = m.ino;
       return e;
     }
     case PERF_RECORD_COMM: {

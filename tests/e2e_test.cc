@@ -183,6 +183,35 @@ TEST(EndToEnd, ExitsWithTheCommandsStatus) {
   EXPECT_EQ(run(kRecord + " -q -F 99 -o " + data + " -- true").status, 0);
 }
 
+// perf record beside a running ebprof-record: Debian's perf 6.1 aborted
+// ("assertion failed at util/build-id.c:1010", "stack smashing detected")
+// when ebprof's side-band event asked the kernel for build-ids in mapping
+// records, whose flag then leaked onto perf's records.
+TEST(EndToEnd, PerfRecordsBesideARunningRecording) {
+  REQUIRE_BPF();
+  if (run("perf --version").status != 0)
+    GTEST_SKIP() << "perf is not installed (apt-get install linux-perf)";
+  const std::string data = temp_file("beside-perf.data");
+  const std::string perf_data = temp_file("beside.perf");
+  const pid_t recorder = spawn({kRecord, "-q", "-a", "-F", "99", "-o", data, "--duration", "8"});
+  ASSERT_GT(recorder, 0);
+  // Until the recorder writes, its events are open.
+  for (int i = 0; i < 100 && (!fs::exists(data) || fs::file_size(data) == 0); ++i)
+    usleep(50'000);
+  usleep(300'000);
+  Outcome perf = run("perf record -q -o " + perf_data + " -- " + kHotcold + " 0.3");
+  kill(recorder, SIGINT);
+  EXPECT_EQ(wait_exit(recorder), 0);
+  EXPECT_EQ(perf.status, 0) << perf.err;
+  EXPECT_EQ(perf.err.find("assertion failed"), std::string::npos) << perf.err;
+  EXPECT_EQ(perf.err.find("stack smashing"), std::string::npos) << perf.err;
+  EXPECT_NE(run("perf report --stdio -i " + perf_data).out.find("hot_leaf"), std::string::npos);
+  // What ebprof recorded meanwhile names hotcold's frames too, build-ids
+  // and all, though its mapping records no longer carry any.
+  const std::string folded = run(kReport + " -i " + data + " --format folded").out;
+  EXPECT_NE(folded.find("demo::hot_leaf(unsigned long)"), std::string::npos) << folded;
+}
+
 // perf-style: options stop at the command (no -- needed), and the command's
 // children are followed: here the workload runs under a shell that forks it.
 TEST(EndToEnd, FollowsTheChildrenOfTheCommand) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 
 #include <cstring>
 
@@ -45,15 +46,16 @@ class RecordBuilder {
   std::vector<std::byte> bytes_;
 };
 
+// The file's device is 253:1 (a device-mapper volume) and its inode 4242.
+// `misc` may claim a build-id, as the kernel's flag leaks onto records of
+// events that never asked for one.
 std::vector<std::byte> mmap2(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
                              const std::string& path, uint64_t time, uint32_t prot = PROT_EXEC,
-                             const std::string& build_id = "") {
-  RecordBuilder r(PERF_RECORD_MMAP2, build_id.empty() ? 0 : PERF_RECORD_MISC_MMAP_BUILD_ID);
+                             uint16_t misc = 0) {
+  RecordBuilder r(PERF_RECORD_MMAP2, misc);
   r.put(pid).put(pid).put(addr).put(len).put(pgoff);
-  uint8_t id[24] = {};
-  id[0] = static_cast<uint8_t>(build_id.size());
-  std::memcpy(id + 4, build_id.data(), build_id.size());
-  r.put(id).put(prot).put(uint32_t{0}).put_string(path);
+  r.put(uint32_t{253}).put(uint32_t{1}).put(uint64_t{4242}).put(uint64_t{1});
+  r.put(prot).put(uint32_t{0}).put_string(path);
   return r.finish(pid, time);
 }
 
@@ -70,13 +72,23 @@ std::vector<std::byte> exec_comm(uint32_t pid, const std::string& comm, uint64_t
   return r.finish(pid, time);
 }
 
-TEST(TaskEvents, DecodesMmap2WithAndWithoutBuildId) {
-  auto e = decode_task_event(mmap2(7, 0x1000, 0x2000, 0x3000, "/bin/a", 55, PROT_EXEC, "\x12\x34"));
+TEST(TaskEvents, DecodesMmap2AsTheFileItMaps) {
+  auto e = decode_task_event(mmap2(7, 0x1000, 0x2000, 0x3000, "/bin/a", 55));
   ASSERT_TRUE(e);
   EXPECT_EQ(e->kind, TaskEvent::Kind::kMmap);
   EXPECT_EQ(e->pid, 7u);
   EXPECT_EQ(e->time_ns, 55u);
-  EXPECT_EQ(e->mapping, (format::Mapping{0x1000, 0x3000, 0x3000, "/bin/a", "\x12\x34", ""}));
+  EXPECT_EQ(e->mapping, (format::Mapping{0x1000, 0x3000, 0x3000, "/bin/a", "", ""}));
+  EXPECT_EQ(e->device, makedev(253, 1));
+  EXPECT_EQ(e->inode, 4242u);
+  // A build-id flag this event never asked for: the body is still the
+  // file's (perf 6.1 read 253 as a build-id's size here, and aborted).
+  e = decode_task_event(
+      mmap2(7, 0x1000, 0x2000, 0x3000, "/bin/a", 55, PROT_EXEC, PERF_RECORD_MISC_MMAP_BUILD_ID));
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->mapping.build_id.empty());
+  EXPECT_EQ(e->inode, 4242u);
+  EXPECT_EQ(task_event_attr().build_id, 0u) << "asking for build-ids breaks perf beside us";
   e = decode_task_event(mmap2(7, 0x1000, 0x2000, 0, "//anon", 56));
   ASSERT_TRUE(e);
   EXPECT_EQ(e->mapping.path, "");  // as /proc/PID/maps shows anonymous memory
@@ -231,7 +243,7 @@ TEST(ProcessTracker, RemappingTheSameRangeIsNoChange) {
   ASSERT_TRUE(t.tracker.observe(7, user, true, 5));
   // A JIT flipping W^X on its code: the same mapping again and again.
   for (uint64_t time = 10; time < 20; ++time)
-    t.add(mmap2(7, 0x1000, 0x1000, 0, "/bin/p", time, PROT_EXEC, time % 2 ? "\x01" : ""));
+    t.add(mmap2(7, 0x1000, 0x1000, 0, "/bin/p", time));
   EXPECT_FALSE(t.tracker.observe(7, user, false, 30));
 }
 
