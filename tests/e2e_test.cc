@@ -1133,6 +1133,24 @@ TEST(EndToEnd, FlameGraphPageWorksInAHeadlessBrowser) {
     EXPECT_EQ(screenshot.status, 0) << screenshot.err;
     EXPECT_GT(fs::file_size(shot), 5000u);
   }
+
+  // A graph taller than the window (127 frames of recursion, some 1,900
+  // pixels) opens showing its root, and is titled for what it shows.
+  const std::string tall_data = temp_file("flame-tall.data"), tall = temp_file("flame-tall.html");
+  ASSERT_EQ(run(kRecord + " -F 499 -o " + tall_data + " -- " + kWithfp + " --deep 0.5").status, 0);
+  ASSERT_EQ(run(kReport + " -i " + tall_data + " --format flamegraph -o " + tall).status, 0);
+  Outcome dom = run(browser + "--dump-dom 'file://" + tall + "'");
+  ASSERT_EQ(dom.status, 0) << dom.err;
+  auto attribute = [&](const std::string& name) {
+    const size_t at = dom.out.find(name + "=\"");
+    return at == std::string::npos ? -1 : std::stol(dom.out.substr(at + name.size() + 2));
+  };
+  const long bottom = attribute("data-root-bottom"), view = attribute("data-view-height");
+  ASSERT_GT(view, 0) << dom.out.substr(0, 2000);
+  EXPECT_GT(bottom, 0);
+  EXPECT_LE(bottom, view) << "the root is below the fold";
+  EXPECT_NE(dom.out.find("Flame graph: cpu-clock on "), std::string::npos);
+  EXPECT_NE(dom.out.find(" samples over "), std::string::npos);
 }
 
 // Microseconds of the folded lines (--weight time) that contain all of

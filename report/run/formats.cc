@@ -16,9 +16,22 @@
 namespace ebprof::report {
 namespace {
 
+// Titled for what it shows: samples on CPU, intervals off it, or both
+// (the wall view), how many, and over how long.
 FlameOptions flame_options(const Profile& p) {
   const RecordingSummary& s = p.summary;
-  return {"Flame graph: " + s.event + " on " + s.hostname + ", " + utc_time(s.start_realtime_ns),
+  bool on = false, off = false;
+  for (const Stack& stack : p.stacks)
+    (stack.key.state == ThreadState::kOnCpu ? on : off) = true;
+  const std::string what = off && on ? s.event + " and time off CPU"
+                           : off     ? std::string("time off CPU")
+                                     : s.event;
+  const std::string counted =
+      off && on ? count_of(s.samples, "sample or interval", "samples and intervals")
+      : off     ? count_of(s.samples, "interval", "intervals")
+                : count_of(s.samples, "sample", "samples");
+  return {"Flame graph: " + what + " on " + s.hostname + ", " + utc_time(s.start_realtime_ns) +
+              ": " + counted + string_printf(" over %.2f s", s.duration_s),
           false, unit_name(p.unit)};
 }
 
