@@ -180,9 +180,9 @@ Profile two_functions(uint64_t total, uint64_t hot) {
       summary_of(total, 10));
 }
 
-std::string diff_top(const Profile& base, const Profile& now, Normalize n) {
+std::string diff_top(const Profile& base, const Profile& now, Normalize n, bool children = false) {
   std::ostringstream out;
-  write_diff_top(out, join_profiles(base, now, n, Join::kSymbol), 0);
+  write_diff_top(out, join_profiles(base, now, n, Join::kSymbol), 0, children);
   return out.str();
 }
 
@@ -217,11 +217,56 @@ TEST(Diff, AShareMovingFrom30To60PercentShowsThatDelta) {
   std::ostringstream folded;
   write_diff_folded(folded, join_profiles(base, now, Normalize::kTotal, Join::kSymbol));
   EXPECT_EQ(folded.str(), "app;main;f 15 30\napp;main;g 35 20\n");
+  // Scaled counts are whole, as difffolded.pl -n writes them: 200 samples
+  // against 30 make 60 base samples of f worth 9 new ones, 140 of g 21.
+  std::ostringstream whole;
+  write_diff_folded(whole,
+                    join_profiles(base, two_functions(30, 10), Normalize::kTotal, Join::kSymbol));
+  EXPECT_EQ(whole.str(), "app;main;f 9 10\napp;main;g 21 20\n");
   // Without normalisation the raw samples are compared.
   const std::string raw = diff_top(base, now, Normalize::kNone);
   EXPECT_NE(raw.find("60.00        30.00       -30.00  app                      f"),
             std::string::npos)
       << raw;
+}
+
+// The time moves from one caller of f to the other: f's self is the same,
+// --children shows the shift.
+TEST(Diff, ChildrenShowAShiftBetweenCallers) {
+  auto profile = [](uint64_t via_a, uint64_t via_b) {
+    return make_profile(
+        {{"app",
+          1,
+          1,
+          0,
+          via_a,
+          {at("f", 0x1010, 0x10), at("a", 0x2010, 0x10), at("main", 0x3010, 0x10)}},
+         {"app",
+          1,
+          1,
+          0,
+          via_b,
+          {at("f", 0x1010, 0x10), at("b", 0x4010, 0x10), at("main", 0x3010, 0x10)}}},
+        summary_of(via_a + via_b, 10));
+  };
+  const Profile base = profile(30, 70), now = profile(70, 30);
+  const std::string self = diff_top(base, now, Normalize::kTotal);
+  EXPECT_NE(self.find("100.00       100.00        +0.00  app                      f"),
+            std::string::npos)
+      << self;
+  EXPECT_EQ(self.find(" a\n"), std::string::npos) << "a has no self time: " << self;
+  const std::string children = diff_top(base, now, Normalize::kTotal, true);
+  EXPECT_NE(children.find("# values: children (stacks it is on) samples"), std::string::npos)
+      << children;
+  EXPECT_NE(children.find("30.00        70.00       +40.00  app                      a"),
+            std::string::npos)
+      << children;
+  EXPECT_NE(children.find("70.00        30.00       -40.00  app                      b"),
+            std::string::npos)
+      << children;
+  EXPECT_NE(children.find("100.00       100.00        +0.00  app                      main"),
+            std::string::npos)
+      << children;
 }
 
 TEST(Diff, FunctionsThatAppearOrVanishHaveTheirOwnSections) {
@@ -293,7 +338,7 @@ TEST(Diff, TimeWeightedSharesAreOfEachSidesTime) {
                              summary_of(100, 10));
   base.unit = now.unit = Unit::kMicroseconds;
   std::ostringstream out;
-  write_diff_top(out, join_profiles(base, now, Normalize::kTotal, Join::kSymbol), 0);
+  write_diff_top(out, join_profiles(base, now, Normalize::kTotal, Join::kSymbol), 0, false);
   EXPECT_NE(out.str().find("60.00        90.00       +30.00  app                      f"),
             std::string::npos)
       << out.str();

@@ -48,7 +48,7 @@ void top(std::ostream& out, const Profile& p, const Plan& plan) {
   write_top(out, p, plan.top);
 }
 void top_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
-  write_diff_top(out, joined(base, now, plan), plan.top.rows);
+  write_diff_top(out, joined(base, now, plan), plan.top.rows, plan.top.children);
 }
 void folded(std::ostream& out, const Profile& p, const Plan& plan) {
   write_folded(out, p, plan.folded);

@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "common/text.h"
 #include "report/write/folded_writer.h"
@@ -13,16 +14,6 @@
 namespace ebprof::report {
 namespace {
 
-// A value with as many decimals as it needs, at most two.
-std::string number(double v) {
-  std::string s = string_printf("%.2f", v);
-  while (s.back() == '0')
-    s.pop_back();
-  if (s.back() == '.')
-    s.pop_back();
-  return s == "-0" ? "0" : s;
-}
-
 struct Row {
   std::string name, module;
   double base = 0, now = 0;
@@ -30,13 +21,15 @@ struct Row {
 };
 
 // Rows by function, in three sections: changed, appeared, vanished; each
-// by absolute difference.
-std::array<std::vector<Row>, 3> rows_of(const DiffProfile& diff) {
+// by absolute difference. A function's value is what its stacks' leaf
+// frames add up to, or with `children` what the stacks it is anywhere on
+// do: a shift from one caller to another shows only there.
+std::array<std::vector<Row>, 3> rows_of(const DiffProfile& diff, bool children) {
   std::map<std::pair<std::string, std::string>, Row> by_function;
-  for (const DiffStack& d : diff.stacks) {
-    const Frame* leaf = d.frames.empty() ? nullptr : &d.frames[0];
-    std::string name = leaf ? (leaf->named() ? frame_name(*leaf) : "[unknown]") : "[no stack]";
-    std::string module = leaf ? leaf->module : "";
+  std::set<std::pair<std::string, std::string>> seen;  // a stack's functions, once each
+  auto add = [&](const DiffStack& d, const std::string& name, const std::string& module) {
+    if (!seen.emplace(name, module).second)
+      return;
     Row& r = by_function[{name, module}];
     r.name = name;
     r.module = module;
@@ -44,6 +37,20 @@ std::array<std::vector<Row>, 3> rows_of(const DiffProfile& diff) {
     r.now += d.now * diff.scale.now;
     r.in_base |= d.base > 0;
     r.in_new |= d.now > 0;
+  };
+  for (const DiffStack& d : diff.stacks) {
+    seen.clear();
+    if (d.frames.empty()) {
+      add(d, "[no stack]", "");
+      continue;
+    }
+    for (const Frame& f : d.frames) {
+      if (f.synthetic())
+        continue;
+      add(d, f.named() ? frame_name(f) : "[unknown]", f.module);
+      if (!children)
+        break;
+    }
   }
   std::array<std::vector<Row>, 3> sections;
   for (auto& [key, r] : by_function)
@@ -81,26 +88,33 @@ void write_diff_folded(std::ostream& out, const DiffProfile& diff) {
     counts[line].first += d.base * diff.scale.base_in_new();
     counts[line].second += d.now;
   }
+  // Whole counts, the base's scaled to the new side's as difffolded.pl -n
+  // scales them: its consumers (flamegraph.pl) read integers only. A stack
+  // that rounds to nothing on both sides is left out.
   for (size_t line : lines.sorted()) {
+    const long long base = std::llround(counts[line].first);
+    if (base == 0 && counts[line].second == 0)
+      continue;
     lines.write(out, line);
-    out << ' ' << number(counts[line].first) << ' ' << counts[line].second << '\n';
+    out << ' ' << base << ' ' << counts[line].second << '\n';
   }
 }
 
-void write_diff_top(std::ostream& out, const DiffProfile& diff, size_t rows) {
+void write_diff_top(std::ostream& out, const DiffProfile& diff, size_t rows, bool children) {
   const std::string counted = unit_name(diff.unit);
   out << string_printf("# base: %" PRIu64 " samples over %.2f s (%s)\n", diff.base.samples,
                        diff.base.duration_s, diff.base.path.c_str());
   out << string_printf("# new:  %" PRIu64 " samples over %.2f s (%s)\n", diff.now.samples,
                        diff.now.duration_s, diff.now.path.c_str());
-  out << "# values: self " << counted << " of each function, "
+  out << "# values: " << (children ? "children (stacks it is on)" : "self") << " " << counted
+      << " of each function, "
       << (diff.normalize == Normalize::kTotal
               ? "as % of each recording's own total; delta in points"
               : "in " + value_unit(diff.normalize, diff.unit))
       << "\n";
   const char* titles[] = {"changed", "appeared (only in the new recording)",
                           "vanished (only in the base recording)"};
-  const std::array<std::vector<Row>, 3> sections = rows_of(diff);
+  const std::array<std::vector<Row>, 3> sections = rows_of(diff, children);
   for (size_t i = 0; i < sections.size(); ++i) {
     if (sections[i].empty())
       continue;
