@@ -78,6 +78,15 @@ TEST(CommandLine, SpeaksPerf) {
   EXPECT_TRUE(plan.stacks.symbol);
   EXPECT_EQ(plan.stacks.max_stack, 8u);
 
+  o = parsed({"-g"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(make_plan(*o).top.call_graph.mode, CallGraphMode::kGraph);
+  o = parsed({"--call-graph", "folded,1"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(make_plan(*o).top.call_graph.mode, CallGraphMode::kFolded);
+  EXPECT_EQ(make_plan(*o).top.call_graph.min_percent, 1.0);
+  EXPECT_EQ(make_plan(*parsed({})).top.call_graph.mode, CallGraphMode::kNone);
+
   o = parsed({"--header-only"});
   ASSERT_TRUE(o);
   EXPECT_EQ(make_plan(*o).command, Command::kInfo);

@@ -199,6 +199,56 @@ TEST(TopWriter, TheHeaderSaysWhatWasLeftOut) {
             "counts them)");
 }
 
+// -g: under each row, the call paths of its self samples, as perf report
+// --stdio draws them.
+TEST(TopWriter, CallGraphsUnderEachRow) {
+  const Profile profile = make_profile(sample_stacks(), summary_of(100, 1));
+  auto top = [&](const std::string& spec) {
+    std::ostringstream out;
+    write_top(out, profile, {.rows = 1, .call_graph = parse_call_graph(spec)});
+    const std::string text = out.str();
+    const size_t row = text.find("[.] demo::hot_leaf(unsigned long)\n");
+    // From the row's end to the footer, the blank line before it included.
+    const size_t end = text.find("\n#", row) + 1;
+    return row == std::string::npos ? text : text.substr(row + 34, end - row - 34);
+  };
+  EXPECT_EQ(top("graph"),
+            "            |\n"
+            "            |--70.00%--demo::caller_a()\n"
+            "            |          main\n"
+            "            |\n"
+            "             --25.00%--demo::caller_b()\n"
+            "                       main\n"
+            "\n");
+  EXPECT_EQ(top("caller"),
+            "            ---main\n"
+            "               |\n"
+            "               |--70.00%--demo::caller_a()\n"
+            "               |\n"
+            "                --25.00%--demo::caller_b()\n"
+            "\n");
+  EXPECT_EQ(top("folded"),
+            "            70.00% main;demo::caller_a();demo::hot_leaf(unsigned long)\n"
+            "            25.00% main;demo::caller_b();demo::hot_leaf(unsigned long)\n"
+            "\n");
+  EXPECT_EQ(top("flat,50"),
+            "            70.00%\n"
+            "                demo::hot_leaf(unsigned long)\n"
+            "                demo::caller_a()\n"
+            "                main\n"
+            "\n");
+  EXPECT_EQ(top("graph,30"),
+            "            |\n"
+            "             --70.00%--demo::caller_a()\n"
+            "                       main\n"
+            "\n")
+      << "caller_b's 25% left out";
+  EXPECT_EQ(top("none"), "");
+  EXPECT_THROW(parse_call_graph("sideways"), Error);
+  EXPECT_THROW(parse_call_graph("graph,lots"), Error);
+  EXPECT_EQ(parse_call_graph("callee,2").min_percent, 2.0);
+}
+
 TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
   RecordingSummary summary = summary_of(100, 1);
   summary.ended = false;

@@ -122,7 +122,10 @@ Plan make_plan(const ReportOptions& given) {
   plan.weight = parse_weight(o.weight);
   plan.normalize = parse_normalize(o.normalize);
   plan.join = parse_join(o.join);
-  plan.top = {o.rows, parse_sort_keys(o.sort), o.children, o.percent_limit};
+  plan.top = {o.rows, parse_sort_keys(o.sort), o.children, o.percent_limit,
+              parse_call_graph(!o.call_graph.empty() ? o.call_graph
+                               : o.graph             ? "graph"
+                                                     : "none")};
   plan.folded = {.comm = o.prefix.find("comm") != std::string::npos,
                  .pid = o.prefix.find("pid") != std::string::npos,
                  .annotate = o.annotate,

@@ -104,6 +104,7 @@ std::string value(SortKey key, const Profile& p, const Stack& s, const Frame* f)
 
 struct Counts {
   uint64_t self = 0, total = 0;
+  std::vector<CallChain> chains;  // -g: the stacks of the self samples
 };
 using Rows = std::map<std::vector<std::string>, Counts>;
 
@@ -152,7 +153,10 @@ uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
     const uint64_t n = s.values.count;
     total += n;
     const Frame* leaf = s.frames.empty() ? nullptr : &s.frames[0];
-    row_of(s, leaf)->self += n;
+    Counts* self = row_of(s, leaf);
+    self->self += n;
+    if (options.call_graph.mode != CallGraphMode::kNone && leaf)
+      self->chains.push_back({&s, n});
     seen.clear();
     if (!per_frame || s.frames.empty())
       seen.push_back(row_of(s, leaf));
@@ -206,6 +210,7 @@ void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, 
         out << std::string(c.width - key[i].size(), ' ');
     }
     out << '\n';
+    write_call_graph(out, counts.chains, total, options.call_graph);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "report/model/profile.h"
+#include "report/write/call_graph.h"
 
 namespace ebprof::report {
 
@@ -15,8 +16,9 @@ enum class SortKey : uint8_t { kComm, kPid, kTid, kCpu, kDso, kState, kSymbol };
 struct TopOptions {
   size_t rows = 20;  // 0: all
   std::vector<SortKey> sort = {SortKey::kComm, SortKey::kDso, SortKey::kSymbol};
-  bool children = false;     // order by children (total) rather than self
-  double percent_limit = 0;  // rows below this share (of what orders them) are left out
+  bool children = false;        // order by children (total) rather than self
+  double percent_limit = 0;     // rows below this share (of what orders them) are left out
+  CallGraphOptions call_graph;  // -g: under each row, the call paths of its self samples
 };
 
 // perf's --sort list ("comm,dso,symbol", or perf's "sym"; also pid, tid,
