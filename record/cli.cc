@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/version.h"
 #include "record/perf_events.h"
 
 namespace ebprof::record {
@@ -189,6 +190,7 @@ std::optional<int> parse_command_line(int argc, char** argv, RecordOptions& o) {
       "Without a target, samples all CPUs (like perf record -a).",
       "ebprof-record"};
   OutputFlags flags;
+  app.set_version_flag("--version", version_line("ebprof-record"));
   add_output_options(app, o, flags);
   add_sampling_options(app, o);
   add_off_cpu_options(app, o);

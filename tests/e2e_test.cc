@@ -1007,6 +1007,17 @@ TEST(BadInput, ReportOfAFileItCannotReadIsOneLine) {
   }
 }
 
+// --version: the release and the commit built, one line, for bug reports.
+TEST(EndToEnd, BothToolsSayTheirVersionAndCommit) {
+  for (const auto& [tool, name] :
+       {std::pair{kRecord, "ebprof-record"}, {kReport, "ebprof-report"}}) {
+    Outcome v = run(tool + " --version");
+    EXPECT_EQ(v.status, 0) << v.err;
+    EXPECT_TRUE(v.out.starts_with(std::string(name) + " " + EBPROF_VERSION + " (commit ")) << v.out;
+    EXPECT_EQ(lines(v.out), 1) << v.out;
+  }
+}
+
 TEST(BadInput, UnknownOptionsAreOneLine) {
   for (const std::string& cmd : {kRecord + " --bogus", kReport + " --format nope"}) {
     Outcome r = run(cmd);

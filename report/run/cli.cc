@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "common/version.h"
 #include "report/run/formats.h"
 
 namespace ebprof::report {
@@ -174,6 +175,7 @@ Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
 
 std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
   CLI::App app{"Symbolize an ebprof recording and report where the time went.", "ebprof-report"};
+  app.set_version_flag("--version", version_line("ebprof-report"));
   // One file each time, as perf's -i: `-i a.data script` reads a.data.
   auto* input = app.add_option("-i,--input", o.inputs,
                                "Recording to read; repeat it to report on several as one")
@@ -197,6 +199,8 @@ std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "ebprof-report: %s (see --help)\n", e.what());
