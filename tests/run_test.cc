@@ -85,7 +85,8 @@ TEST(CommandLine, SpeaksPerf) {
   ASSERT_TRUE(o);
   EXPECT_EQ(make_plan(*o).top.call_graph.mode, CallGraphMode::kFolded);
   EXPECT_EQ(make_plan(*o).top.call_graph.min_percent, 1.0);
-  EXPECT_EQ(make_plan(*parsed({})).top.call_graph.mode, CallGraphMode::kNone);
+  EXPECT_EQ(make_plan(*parsed({})).top.call_graph.mode, CallGraphMode::kGraph) << "as perf";
+  EXPECT_EQ(make_plan(*parsed({"--call-graph", "none"})).top.call_graph.mode, CallGraphMode::kNone);
 
   o = parsed({"--header-only"});
   ASSERT_TRUE(o);

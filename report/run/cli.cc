@@ -44,12 +44,12 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
                   "Leave out rows below this percentage (of self, or of children with "
                   "--children)")
       ->check(CLI::Range(0.0, 100.0));
-  auto* graph =
-      top->add_flag("-g", o.graph, "Under each row, the tree of its callers (--call-graph graph)");
+  auto* graph = top->add_flag("-g")->description(
+      "Under each row, the tree of its callers: the default, as in perf");
   top->add_option("--call-graph", o.call_graph,
-                  "Under each row, its call paths: graph (a tree of callers, nearest first; "
-                  "also callee), caller (from the outermost in), flat, folded, or none; "
-                  ",PCT leaves out paths below that share (0.5)")
+                  "Under each row, its call paths: graph (the default: a tree of callers, "
+                  "nearest first; also callee), caller (from the outermost in), flat, folded, "
+                  "or none (the flat table); ,PCT leaves out paths below that share (0.5)")
       ->excludes(graph);
   auto* header = top->add_flag("--header", o.header, "What info says, then the report");
   top->add_flag("--header-only", o.header_only, "What info says, instead of the report")

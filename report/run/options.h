@@ -25,7 +25,6 @@ struct ReportOptions {
   std::string sort = "comm,dso,symbol";
   bool children = false;
   double percent_limit = 0;
-  bool graph = false;        // -g: --call-graph graph
   std::string call_graph;    // --call-graph TYPE[,PCT]
   bool header = false;       // info before the report
   bool header_only = false;  // info instead of it

@@ -123,9 +123,8 @@ Plan make_plan(const ReportOptions& given) {
   plan.normalize = parse_normalize(o.normalize);
   plan.join = parse_join(o.join);
   plan.top = {o.rows, parse_sort_keys(o.sort), o.children, o.percent_limit,
-              parse_call_graph(!o.call_graph.empty() ? o.call_graph
-                               : o.graph             ? "graph"
-                                                     : "none")};
+              // As perf report: the call graph is drawn unless asked not to.
+              parse_call_graph(o.call_graph.empty() ? "graph" : o.call_graph)};
   plan.folded = {.comm = o.prefix.find("comm") != std::string::npos,
                  .pid = o.prefix.find("pid") != std::string::npos,
                  .annotate = o.annotate,

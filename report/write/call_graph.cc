@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include "common/error.h"
@@ -117,8 +118,12 @@ void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint
   if (options.mode == CallGraphMode::kNone || chains.empty() || total == 0)
     return;
   if (options.mode == CallGraphMode::kGraph || options.mode == CallGraphMode::kCaller) {
-    Tree(chains, options.mode == CallGraphMode::kCaller).write(out, total, options.min_percent);
-    out << '\n';
+    // A blank line after a tree, none for a row whose paths are all below
+    // the threshold.
+    std::ostringstream tree;
+    Tree(chains, options.mode == CallGraphMode::kCaller).write(tree, total, options.min_percent);
+    if (tree.tellp() > 0)
+      out << tree.str() << '\n';
     return;
   }
   // Each distinct path once, most samples first.
@@ -132,9 +137,11 @@ void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint
   std::vector<std::pair<std::vector<std::string>, uint64_t>> sorted(paths.begin(), paths.end());
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
+  bool any = false;
   for (const auto& [path, n] : sorted) {
     if (100.0 * double(n) / double(total) < options.min_percent)
       continue;
+    any = true;
     if (options.mode == CallGraphMode::kFolded) {
       out << kIndent << percent(n, total) << ' ';
       for (size_t i = 0; i < path.size(); ++i)
@@ -147,7 +154,7 @@ void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint
       out << '\n';
     }
   }
-  if (options.mode == CallGraphMode::kFolded)
+  if (any && options.mode == CallGraphMode::kFolded)
     out << '\n';
 }
 
