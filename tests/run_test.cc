@@ -230,30 +230,35 @@ TEST(Merge, AFileCutAtASourceBoundarySaysSourcesAreMissing) {
   EXPECT_NE(cut.find("ends before its end frame (after 1 source(s))"), std::string::npos) << cut;
 }
 
+// A cpu-clock recording at 99 Hz of `batches`, written at `name` in the
+// test's directory: its path.
+std::string write_batches(const std::string& name, std::vector<format::SampleBatch> batches) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  auto w = format::RecordingWriter::create(path);
+  format::RecordingInfo info;
+  info.event = "cpu-clock";
+  info.sample_frequency = 99;
+  w.write(info);
+  for (const format::SampleBatch& b : batches)
+    w.write(b);
+  w.close();
+  return path;
+}
+
 // An input read with a damaged frame is merged as the reader recovered it,
 // and the merged file reads back the same.
 TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
-  const std::string path = ::testing::TempDir() + "/two-batches.data";
-  {
-    auto w = format::RecordingWriter::create(path);
-    format::RecordingInfo info;
-    info.event = "cpu-clock";
-    info.sample_frequency = 99;
-    w.write(info);
-    format::SampleBatch first;
-    first.stacks = {{{}, {0x1004}}};
-    first.comms = {"app"};
-    first.samples = {{1'500'000'000, 7, 7, 1, 0, 0}};
-    w.write(first);
-    format::SampleBatch second;
-    second.first_stack_id = 1;
-    second.first_comm_id = 1;
-    second.stacks = {{{}, {0x1008}}};
-    second.comms = {"app"};
-    second.samples = {{1'600'000'000, 7, 7, 1, 1, 1}, {1'700'000'000, 7, 7, 1, 1, 1}};
-    w.write(second);
-    w.close();
-  }
+  format::SampleBatch first;
+  first.stacks = {{{}, {0x1004}}};
+  first.comms = {"app"};
+  first.samples = {{1'500'000'000, 7, 7, 1, 0, 0}};
+  format::SampleBatch second;
+  second.first_stack_id = 1;
+  second.first_comm_id = 1;
+  second.stacks = {{{}, {0x1008}}};
+  second.comms = {"app"};
+  second.samples = {{1'600'000'000, 7, 7, 1, 1, 1}, {1'700'000'000, 7, 7, 1, 1, 1}};
+  const std::string path = write_batches("two-batches.data", {first, second});
   damage_frame(path, frames_of(path, "samples").front());
   auto load = [](const std::string& p) {
     CommTable comms;
@@ -275,23 +280,14 @@ TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
 // A frame-pointer walk cut at the most frames a sample holds gets a root
 // that says so, in every output that shows roots; a shorter one does not.
 TEST(Run, AStackCutAtTheFrameLimitEndsInATruncatedRoot) {
-  const std::string path = ::testing::TempDir() + "/deep-stack.data";
-  {
-    auto w = format::RecordingWriter::create(path);
-    format::RecordingInfo info;
-    info.event = "cpu-clock";
-    info.sample_frequency = 99;
-    w.write(info);
-    format::SampleBatch b;
-    b.comms = {"app"};
-    b.stacks.resize(2);
-    for (uint64_t f = 0; f < format::kMaxStackFrames; ++f)
-      b.stacks[0].user.push_back(0x400000 + f * 16);
-    b.stacks[1].user = {0x400000, 0x400010};
-    b.samples = {{1'000'000'000, 7, 7, 0, 0, 0}, {1'000'000'001, 7, 7, 0, 1, 0}};
-    w.write(b);
-    w.close();
-  }
+  format::SampleBatch b;
+  b.comms = {"app"};
+  b.stacks.resize(2);
+  for (uint64_t f = 0; f < format::kMaxStackFrames; ++f)
+    b.stacks[0].user.push_back(0x400000 + f * 16);
+  b.stacks[1].user = {0x400000, 0x400010};
+  b.samples = {{1'000'000'000, 7, 7, 0, 0, 0}, {1'000'000'001, 7, 7, 0, 1, 0}};
+  const std::string path = write_batches("deep-stack.data", {b});
   ReportOptions o;
   o.inputs = {path};
   o.symfs = "/nonexistent-symfs";
@@ -319,27 +315,18 @@ uint64_t data_bytes() {
 // with one line that names the budget, and leaves the budget lifted; one
 // that fits is reported under the same budget.
 TEST(Run, ARecordingPastTheMemoryBudgetIsOneLine) {
-  const std::string big = ::testing::TempDir() + "/many-deep-stacks.data";
-  {
-    auto w = format::RecordingWriter::create(big);
-    format::RecordingInfo info;
-    info.event = "cpu-clock";
-    info.sample_frequency = 99;
-    w.write(info);
-    // 60k distinct stacks of 127 frames: 60 MB as the report holds them,
-    // 1.4 MB on disk.
-    format::SampleBatch b;
-    b.comms = {"app"};
-    for (uint32_t i = 0; i < 60'000; ++i) {
-      format::Stack& stack = b.stacks.emplace_back();
-      for (uint64_t f = 0; f < 127; ++f)
-        stack.user.push_back(0x400000 + f * 16);
-      stack.user[0] += i;
-      b.samples.push_back({1'000'000'000 + i, 7, 7, 0, i, 0});
-    }
-    w.write(b);
-    w.close();
+  // 60k distinct stacks of 127 frames: 60 MB as the report holds them,
+  // 1.4 MB on disk.
+  format::SampleBatch b;
+  b.comms = {"app"};
+  for (uint32_t i = 0; i < 60'000; ++i) {
+    format::Stack& stack = b.stacks.emplace_back();
+    for (uint64_t f = 0; f < 127; ++f)
+      stack.user.push_back(0x400000 + f * 16);
+    stack.user[0] += i;
+    b.samples.push_back({1'000'000'000 + i, 7, 7, 0, i, 0});
   }
+  const std::string big = write_batches("many-deep-stacks.data", {std::move(b)});
   ReportOptions o;
   o.symfs = "/nonexistent-symfs";
   o.format = "folded";

@@ -371,12 +371,17 @@ TEST(PprofWriter, OffCpuTimeIsATypeOfItsOwn) {
   }
 }
 
-// Like perf script --inline: an inlined function has no offset of its own.
-TEST(ScriptWriter, InlinedFramesSayInlinedWhereTheModuleGoes) {
-  const Profile profile = make_profile({{"app", 1, 1, 0, 1, inlined_stack()}});
+// What script writes of a stack of `frames`.
+std::string script_frames(std::vector<Frame> frames) {
+  const Profile profile = make_profile({{"app", 1, 1, 0, 1, std::move(frames)}});
   std::ostringstream out;
   write_script_frames(out, profile.stacks[0].frames);
-  EXPECT_EQ(out.str(),
+  return out.str();
+}
+
+// Like perf script --inline: an inlined function has no offset of its own.
+TEST(ScriptWriter, InlinedFramesSayInlinedWhereTheModuleGoes) {
+  EXPECT_EQ(script_frames(inlined_stack()),
             "\t            1234 inner (inlined)\n"
             "\t            1234 middle (inlined)\n"
             "\t            1234 outer+0x34 (/bin/app)\n"
@@ -393,10 +398,7 @@ TEST(ScriptWriter, UnnamedFramesAreWrittenAsPerfWritesThem) {
                  .module = "libc.so.6",
                  .path = "/usr/lib/x86_64-linux-gnu/libc.so.6"};
   Frame nowhere{.reason = UnnamedReason::kNoMapping, .address = 0x10, .module = "[unknown]"};
-  const Profile profile = make_profile({{"app", 1, 1, 0, 1, {stripped, nowhere, fn("main")}}});
-  std::ostringstream out;
-  write_script_frames(out, profile.stacks[0].frames);
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(script_frames({stripped, nowhere, fn("main")}),
             "\t     7f00000124a [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
             "\t              10 [unknown] ([unknown])\n"
             "\t               0 main+0x0 (app)\n"
