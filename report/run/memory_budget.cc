@@ -14,9 +14,20 @@ uint64_t default_memory_budget() {
   return uint64_t(pages) * uint64_t(page) / 4 * 3;
 }
 
+bool memory_budget_holds() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#endif
+#endif
+  return true;
+}
+
 MemoryBudget::MemoryBudget(uint64_t bytes) : bytes_(bytes) {
   rlimit limit{};
-  if (getrlimit(RLIMIT_DATA, &limit) != 0)
+  if (!memory_budget_holds() || getrlimit(RLIMIT_DATA, &limit) != 0)
     return;
   previous_ = limit.rlim_cur;
   limit.rlim_cur = std::min<rlim_t>({limit.rlim_cur, limit.rlim_max, bytes});

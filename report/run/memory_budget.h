@@ -14,6 +14,10 @@ namespace ebprof::report {
 // Three quarters of this machine's memory: room for the rest of it.
 uint64_t default_memory_budget();
 
+// Whether a budget can hold in this build: not under AddressSanitizer,
+// whose shadow memory is terabytes of the very mappings RLIMIT_DATA counts.
+bool memory_budget_holds();
+
 // Makes allocations past `bytes` of the process's data (heap and private
 // writable mappings: RLIMIT_DATA) fail, for as long as the returned
 // object lives; a hard limit set by the caller's shell stays in force.
