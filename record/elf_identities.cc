@@ -1,18 +1,83 @@
 #include "record/elf_identities.h"
 
 #include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
 
 #include "common/error.h"
 #include "record/in_root.h"
 
 namespace ebprof::record {
+namespace {
+
+// The kernel's vDSO as this process has it, in a memfd: an ELF image with
+// no file, the same in every 64-bit process of this kernel.
+struct Vdso {
+  UniqueFd fd;
+  std::string path;  // /proc/self/fd/N
+  std::string image;
+};
+
+const Vdso* own_vdso() {
+  static const std::unique_ptr<Vdso> vdso = []() -> std::unique_ptr<Vdso> {
+    const auto* base = reinterpret_cast<const char*>(getauxval(AT_SYSINFO_EHDR));
+    if (!base)
+      return nullptr;
+    // Its size: the [vdso] line of this process's maps.
+    FILE* maps = std::fopen("/proc/self/maps", "re");
+    if (!maps)
+      return nullptr;
+    char line[512];
+    uint64_t start = 0, end = 0;
+    while (std::fgets(line, sizeof line, maps))
+      if (std::strstr(line, "[vdso]") &&
+          std::sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2)
+        break;
+    std::fclose(maps);
+    if (start != reinterpret_cast<uint64_t>(base) || end <= start)
+      return nullptr;
+    auto v = std::make_unique<Vdso>();
+    v->image.assign(base, end - start);
+    v->fd = UniqueFd(memfd_create("ebprof-vdso", MFD_CLOEXEC));
+    if (!v->fd || write(v->fd.get(), v->image.data(), v->image.size()) != ssize_t(v->image.size()))
+      return nullptr;
+    v->path = "/proc/self/fd/" + std::to_string(v->fd.get());
+    return v;
+  }();
+  return vdso.get();
+}
+
+// Whether process `pid` maps at `m` the vDSO this process has: the same
+// bytes (a 32-bit process has another).
+bool maps_own_vdso(uint32_t pid, const format::Mapping& m, const Vdso& vdso) {
+  if (m.end - m.start != vdso.image.size())
+    return false;
+  std::string theirs(vdso.image.size(), '\0');
+  UniqueFd mem(open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+  return mem &&
+         pread(mem.get(), theirs.data(), theirs.size(), static_cast<off_t>(m.start)) ==
+             ssize_t(theirs.size()) &&
+         theirs == vdso.image;
+}
+
+}  // namespace
 
 std::vector<MappedFile> mapped_file_paths(uint32_t pid, const format::Mapping& m) {
+  if (m.path == "[vdso]") {
+    const Vdso* vdso = own_vdso();
+    std::vector<MappedFile> files;
+    if (vdso && maps_own_vdso(pid, m, *vdso))
+      files.push_back({vdso->path, {}});
+    return files;
+  }
   if (m.path.empty() || m.path[0] != '/')
     return {};
   char map_file[96];
@@ -82,7 +147,7 @@ ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
 }
 
 void ElfIdentities::identify(uint32_t pid, format::Mapping& m, uint64_t device, uint64_t inode) {
-  if (!m.build_id.empty() || m.path.empty() || m.path[0] != '/')
+  if (!m.build_id.empty() || m.path.empty() || (m.path[0] != '/' && m.path != "[vdso]"))
     return;
   ElfIdentity id = lookup(pid, m);
   if (id.build_id.empty() && inode != 0) {

@@ -822,6 +822,22 @@ TEST(EndToEnd, EventModifiersAndTheHighestRate) {
       << traced.err;
 }
 
+// The vDSO, an ELF image with no file, is named as perf names it: the
+// recorder embeds its symbols by its build-id, from its own copy.
+TEST(EndToEnd, TheVdsoIsNamed) {
+  REQUIRE_BPF();
+  if (run("command -v python3").status != 0)
+    GTEST_SKIP() << "python3 is not installed: no clock_gettime loop to record";
+  const std::string data = temp_file("vdso.data");
+  Outcome rec = run(kRecord + " -F 999 -o " + data +
+                    " -- python3 -c 'import time\nfor i in range(2000000): time.monotonic()'");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const std::string top = run(kReport + " -i " + data + " --call-graph none -n 0").out;
+  EXPECT_NE(top.find("[vdso]                   [.] __vdso_clock_gettime"), std::string::npos)
+      << top;
+  EXPECT_EQ(top.find("[unknown] ([vdso]"), std::string::npos) << top;
+}
+
 TEST(EndToEnd, SamplesOtherEventsAndSaysWhenOneIsMissing) {
   REQUIRE_BPF();
   std::string data = temp_file("faults.data");
