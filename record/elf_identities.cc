@@ -100,31 +100,6 @@ std::vector<MappedFile> build_id_checked_paths(uint32_t pid, const format::Mappi
   return files;
 }
 
-void ElfIdentities::complete(uint32_t pid, format::Mapping& m) {
-  if (m.build_id.empty()) {
-    ElfIdentity id = lookup(pid, m);
-    m.build_id = std::move(id.build_id);
-    m.debuglink = std::move(id.debuglink);
-    return;
-  }
-  auto [it, inserted] = debuglinks_.try_emplace(m.build_id);
-  if (inserted) {
-    for (const MappedFile& file : build_id_checked_paths(pid, m)) {
-      const std::string& path = file.path;
-      try {
-        ElfIdentity id = read_elf_identity(path);
-        if (id.build_id == m.build_id) {
-          it->second = std::move(id.debuglink);
-          break;
-        }
-      } catch (const Error&) {
-        // Gone or unreadable through this path: try the next.
-      }
-    }
-  }
-  m.debuglink = it->second;
-}
-
 ElfIdentity ElfIdentities::read_cached(const std::string& path, const struct stat& st) {
   Key key{st.st_dev, st.st_ino, st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec,
           st.st_size};
@@ -147,8 +122,8 @@ ElfIdentity ElfIdentities::lookup(uint32_t pid, const format::Mapping& m) {
 }
 
 void ElfIdentities::identify(uint32_t pid, format::Mapping& m, uint64_t device, uint64_t inode) {
-  if (!m.build_id.empty() || m.path.empty() || (m.path[0] != '/' && m.path != "[vdso]"))
-    return;
+  if (!m.build_id.empty())
+    return;  // known already, its debuglink with it
   ElfIdentity id = lookup(pid, m);
   if (id.build_id.empty() && inode != 0) {
     // Gone: the path as this process sees it, only if it names that file.

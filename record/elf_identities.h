@@ -45,16 +45,12 @@ class ElfIdentities {
   // mapped_file_paths(). Empty when none can be read.
   ElfIdentity lookup(uint32_t pid, const format::Mapping& m);
 
-  // Fills what `m` lacks of its identity. A build-id already known is
-  // kept, and only a file with that build-id gives the debuglink; each
-  // build-id is looked for once.
-  void complete(uint32_t pid, format::Mapping& m);
-
-  // The identity of the file an MMAP2 record says process `pid` mapped at
-  // `m`, on `device` with `inode`: through the process while it lives,
-  // else through its path, if that still names the very same file (a
-  // process of a few milliseconds is gone when its record is read).
-  void identify(uint32_t pid, format::Mapping& m, uint64_t device, uint64_t inode);
+  // Fills in the identity of the file process `pid` maps at `m`, unless
+  // its build-id is known already: through the process while it lives,
+  // else, given the `device` and `inode` an MMAP2 record named, through its
+  // path if that still names the very same file (a process of a few
+  // milliseconds is gone when its record is read).
+  void identify(uint32_t pid, format::Mapping& m, uint64_t device = 0, uint64_t inode = 0);
 
  private:
   // A file replaced in place (cp over it) or a reused inode must not keep an
@@ -70,7 +66,6 @@ class ElfIdentities {
   ElfIdentity read_cached(const std::string& path, const struct stat& st);
 
   std::map<Key, ElfIdentity> cache_;
-  std::map<std::string, std::string> debuglinks_;  // by build-id
 };
 
 }  // namespace ebprof::record

@@ -42,8 +42,8 @@ struct EventSpec {
 uint64_t max_sample_rate();
 
 // The event called `name`: perf's names and aliases (cpu-clock, page-faults
-// or faults, cycles, ...) with perf's :u, :k or :uk, tracepoint:CATEGORY:NAME (or CATEGORY:NAME, as
-// perf takes it), uprobe:PATH:SYMBOL, kprobe:SYMBOL. Probes and tracepoints
+// or faults, cycles, ...) with perf's :u, :k or :uk, tracepoint:CATEGORY:NAME
+// (or CATEGORY:NAME, as perf takes it), uprobe:PATH:SYMBOL, kprobe:SYMBOL. Probes and tracepoints
 // are checked against this kernel and machine. Throws Error naming what is
 // available instead.
 EventSpec find_event(const std::string& name);

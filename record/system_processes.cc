@@ -49,7 +49,7 @@ void SystemProcesses::drain_events(std::vector<TaskEvent>& out) {
 
 void SystemProcesses::describe(uint32_t pid, format::ProcessInfo& info) {
   for (format::Mapping& m : info.mappings)
-    identities_.complete(pid, m);
+    identities_.identify(pid, m);
   if (!info.place.pid_namespace || !info.place.namespace_pid)
     if (format::ProcessPlace place = read_place(pid); place.pid_namespace)
       info.place = std::move(place);
