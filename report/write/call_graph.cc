@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <unordered_map>
 #include <vector>
 
 #include "common/error.h"
@@ -15,75 +17,104 @@ namespace {
 // Where a row's graph starts: under the row's percentages.
 const std::string kIndent(12, ' ');
 
-struct Node {
-  std::string name;
-  uint64_t count = 0;
-  std::map<std::string, size_t> kids;  // by name, into the tree
-};
-
-// The callers of each chain's leaf, nearest first, or outermost first.
-std::vector<std::string> path_of(const Stack& s, bool outermost_first) {
-  std::vector<std::string> path;
-  for (size_t i = 1; i < s.frames.size(); ++i)
-    path.push_back(frame_name(s.frames[i]));
-  if (outermost_first)
-    std::reverse(path.begin(), path.end());
-  return path;
-}
-
 std::string percent(uint64_t n, uint64_t total) {
   return string_printf("%.2f%%", total ? 100.0 * double(n) / double(total) : 0.0);
 }
 
-class Tree {
+// A name id per distinct name a frame shows, each name made once however
+// many stacks hold the frame: a call graph merges by name (one function
+// called from several places is one caller), and a profile of 288k
+// distinct stacks must not make a string per frame per stack.
+class Names {
  public:
-  Tree(std::span<const CallChain> chains, bool outermost_first) : nodes_(1) {
-    for (const CallChain& c : chains) {
-      size_t at = 0;
-      nodes_[0].count += c.count;
-      for (std::string& name : path_of(*c.stack, outermost_first)) {
-        auto [it, inserted] = nodes_[at].kids.try_emplace(name, nodes_.size());
-        if (inserted)
-          nodes_.push_back({std::move(name)});
-        at = it->second;
-        nodes_[at].count += c.count;
-      }
+  uint32_t of(const FrameView& frames, size_t i) {
+    auto [it, inserted] = by_frame_.try_emplace(frames.ids()[i]);
+    if (inserted) {
+      auto [name, fresh] = by_name_.try_emplace(frame_name(frames[i]), names_.size());
+      if (fresh)
+        names_.push_back(&name->first);
+      it->second = name->second;
     }
+    return it->second;
   }
+  const std::string& operator[](uint32_t id) const { return *names_[id]; }
 
-  // perf's layout: a branch "|--PCT--name" per caller where paths part,
-  // the name alone a line where one path goes on.
-  void write(std::ostream& out, uint64_t total, double min_percent) const {
-    if (!nodes_[0].kids.empty())
-      write_kids(out, 0, kIndent, total, min_percent, true);
+ private:
+  std::unordered_map<uint32_t, uint32_t> by_frame_;  // frame id: name id
+  std::unordered_map<std::string, uint32_t> by_name_;
+  std::vector<const std::string*> names_;  // by name id, into by_name_
+};
+
+// The callers of a chain's leaf, `depth` steps from it (nearest first) or
+// from the outermost caller in, as name ids; nullopt past its end.
+std::optional<uint32_t> caller_at(const CallChain& c, size_t depth, bool outermost_first,
+                                  Names& names) {
+  const FrameView& frames = c.stack->frames;
+  if (depth + 1 >= frames.size())
+    return std::nullopt;
+  return names.of(frames, outermost_first ? frames.size() - 1 - depth : depth + 1);
+}
+
+// perf's layout: a branch "|--PCT--name" per caller where paths part, the
+// name alone a line where one path goes on. Each level groups only the
+// chains of a branch shown, so the work is the chains times the depth
+// drawn, whatever the number of distinct paths.
+class TreeWriter {
+ public:
+  TreeWriter(std::ostream& out, Names& names, uint64_t total, double min_percent,
+             bool outermost_first)
+      : out_(out),
+        names_(names),
+        total_(total),
+        min_percent_(min_percent),
+        outermost_first_(outermost_first) {}
+
+  void write(std::vector<const CallChain*> chains, size_t depth, uint64_t count,
+             const std::string& prefix, bool first) {
+    struct Branch {
+      uint32_t name;
+      uint64_t count = 0;
+      std::vector<const CallChain*> chains;
+    };
+    std::vector<Branch> branches;
+    std::unordered_map<uint32_t, size_t> index;  // name id: into branches
+    for (const CallChain* c : chains)
+      if (std::optional<uint32_t> name = caller_at(*c, depth, outermost_first_, names_)) {
+        auto [it, inserted] = index.try_emplace(*name, branches.size());
+        if (inserted)
+          branches.push_back({*name});
+        branches[it->second].count += c->count;
+        branches[it->second].chains.push_back(c);
+      }
+    std::erase_if(branches, [&](const Branch& b) {
+      return 100.0 * double(b.count) / double(total_) < min_percent_;
+    });
+    std::sort(branches.begin(), branches.end(), [&](const Branch& a, const Branch& b) {
+      return a.count != b.count ? a.count > b.count : names_[a.name] < names_[b.name];
+    });
+    if (branches.size() == 1 && branches[0].count == count) {
+      // One way on: perf marks where the path starts with ---.
+      out_ << prefix << (first ? "---" : "") << names_[branches[0].name] << '\n';
+      write(std::move(branches[0].chains), depth + 1, count, first ? prefix + "   " : prefix,
+            false);
+      return;
+    }
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const bool last = i + 1 == branches.size();
+      const std::string share = percent(branches[i].count, total_);
+      out_ << prefix << "|\n"
+           << prefix << (last ? " --" : "|--") << share << "--" << names_[branches[i].name] << '\n';
+      write(std::move(branches[i].chains), depth + 1, branches[i].count,
+            prefix + (last ? " " : "|") + std::string(share.size() + 4, ' '), false);
+    }
   }
 
  private:
-  void write_kids(std::ostream& out, size_t at, const std::string& prefix, uint64_t total,
-                  double min_percent, bool first) const {
-    std::vector<size_t> kids;
-    for (const auto& [name, kid] : nodes_[at].kids)
-      if (100.0 * double(nodes_[kid].count) / double(total) >= min_percent)
-        kids.push_back(kid);
-    std::stable_sort(kids.begin(), kids.end(),
-                     [&](size_t a, size_t b) { return nodes_[a].count > nodes_[b].count; });
-    if (kids.size() == 1 && nodes_[kids[0]].count == nodes_[at].count) {
-      // One way on: perf marks where the path starts with ---.
-      out << prefix << (first ? "---" : "") << nodes_[kids[0]].name << '\n';
-      write_kids(out, kids[0], first ? prefix + "   " : prefix, total, min_percent, false);
-      return;
-    }
-    for (size_t i = 0; i < kids.size(); ++i) {
-      const bool last = i + 1 == kids.size();
-      const std::string share = percent(nodes_[kids[i]].count, total);
-      out << prefix << "|\n"
-          << prefix << (last ? " --" : "|--") << share << "--" << nodes_[kids[i]].name << '\n';
-      write_kids(out, kids[i], prefix + (last ? " " : "|") + std::string(share.size() + 4, ' '),
-                 total, min_percent, false);
-    }
-  }
-
-  std::vector<Node> nodes_;  // [0]: the row's function
+  std::ostream& out_;
+  Names& names_;
+  const uint64_t total_;
+  const double min_percent_;
+  const bool outermost_first_;
 };
 
 }  // namespace
@@ -117,26 +148,46 @@ void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint
                       const CallGraphOptions& options) {
   if (options.mode == CallGraphMode::kNone || chains.empty() || total == 0)
     return;
+  Names names;
+  const bool outermost_first =
+      options.mode == CallGraphMode::kCaller || options.mode == CallGraphMode::kFolded;
   if (options.mode == CallGraphMode::kGraph || options.mode == CallGraphMode::kCaller) {
     // A blank line after a tree, none for a row whose paths are all below
     // the threshold.
     std::ostringstream tree;
-    Tree(chains, options.mode == CallGraphMode::kCaller).write(tree, total, options.min_percent);
+    uint64_t count = 0;
+    std::vector<const CallChain*> all;
+    for (const CallChain& c : chains) {
+      all.push_back(&c);
+      count += c.count;
+    }
+    TreeWriter(tree, names, total, options.min_percent, outermost_first)
+        .write(std::move(all), 0, count, kIndent, true);
     if (tree.tellp() > 0)
       out << tree.str() << '\n';
     return;
   }
-  // Each distinct path once, most samples first.
-  std::map<std::vector<std::string>, uint64_t> paths;
+  // Each distinct path once, most samples first: the entry, then its
+  // callers (flat), or the outermost caller first (folded).
+  std::map<std::vector<uint32_t>, uint64_t> paths;
   for (const CallChain& c : chains) {
-    std::vector<std::string> path = path_of(*c.stack, options.mode == CallGraphMode::kFolded);
-    path.insert(options.mode == CallGraphMode::kFolded ? path.end() : path.begin(),
-                frame_name(c.stack->frames[0]));
+    std::vector<uint32_t> path;
+    if (!outermost_first)
+      path.push_back(names.of(c.stack->frames, 0));
+    for (size_t d = 0; std::optional<uint32_t> name = caller_at(c, d, outermost_first, names); ++d)
+      path.push_back(*name);
+    if (outermost_first)
+      path.push_back(names.of(c.stack->frames, 0));
     paths[std::move(path)] += c.count;
   }
-  std::vector<std::pair<std::vector<std::string>, uint64_t>> sorted(paths.begin(), paths.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::pair<std::vector<uint32_t>, uint64_t>> sorted(paths.begin(), paths.end());
+  std::sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+    if (a.second != b.second)
+      return a.second > b.second;
+    return std::lexicographical_compare(
+        a.first.begin(), a.first.end(), b.first.begin(), b.first.end(),
+        [&](uint32_t x, uint32_t y) { return names[x] < names[y]; });  // ties: by name
+  });
   bool any = false;
   for (const auto& [path, n] : sorted) {
     if (100.0 * double(n) / double(total) < options.min_percent)
@@ -145,12 +196,12 @@ void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint
     if (options.mode == CallGraphMode::kFolded) {
       out << kIndent << percent(n, total) << ' ';
       for (size_t i = 0; i < path.size(); ++i)
-        out << (i ? ";" : "") << path[i];
+        out << (i ? ";" : "") << names[path[i]];
       out << '\n';
     } else {
       out << kIndent << percent(n, total) << '\n';
-      for (const std::string& frame : path)
-        out << kIndent << "    " << frame << '\n';
+      for (uint32_t frame : path)
+        out << kIndent << "    " << names[frame] << '\n';
       out << '\n';
     }
   }

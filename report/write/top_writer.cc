@@ -171,9 +171,11 @@ uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
   return total;
 }
 
-void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, const Rows& rows,
+void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, Rows rows,
                 uint64_t total) {
-  std::vector<std::pair<std::vector<std::string>, Counts>> sorted(rows.begin(), rows.end());
+  // Moved, not copied: a row holds the stacks its call graph is drawn from.
+  std::vector<std::pair<std::vector<std::string>, Counts>> sorted(
+      std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
   std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
     return options.children ? a.second.total > b.second.total : a.second.self > b.second.self;
   });
@@ -247,15 +249,15 @@ void write_top(std::ostream& out, const Profile& profile, const TopOptions& opti
   Rows rows;
   const uint64_t total = count_rows(profile, options, rows);
   write_header(out, profile, total);
-  write_rows(out, profile, options, rows, total);
-  if (total != 0)
+  write_rows(out, profile, options, std::move(rows), total);
+  if (total != 0) {
     out << "#\n# unnamed frames: "
         << describe_unnamed(unnamed_by_reason(profile.stacks), total, unit_name(profile.unit))
         << "\n";
-  const RecordingSummary& s = profile.summary;
-  if (total != 0)
     return;
+  }
   // Where the time is in the recording, if this view shows none of it.
+  const RecordingSummary& s = profile.summary;
   if (s.recorded_samples == 0 && s.unviewed_intervals)
     out << "# no samples on CPU; the recording holds "
         << count_of(s.unviewed_intervals, "interval", "intervals")
