@@ -141,8 +141,13 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   r.stacks.add(batch.first_stack_id, std::move(batch.stacks));
   for (size_t i = 0; i < batch.comms.size(); ++i)
     comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
-  Pending& p = pending_.emplace_back();
-  p.first_window = batch.first_window_id;
+  // Only a recording with windows, in a report that unwinds them, counts
+  // a batch's keys aside until they are settled; the rest count at once.
+  const bool settles = hooks_.settle_windows && r.info.call_graph == format::CallGraph::kDwarf;
+  if (settles)
+    pending_.emplace_back().first_window = batch.first_window_id;
+  auto& counts = settles ? pending_.back().counts : r.counts;
+  auto& index = settles ? pending_.back().index : index_;
   keep_windows(batch);
   std::vector<bool> used(hooks_.stack_seen ? defined : 0);  // the batch's stacks told of
   for (const format::Sample& s : batch.samples) {
@@ -175,10 +180,10 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
       used[i] = true;
       hooks_.stack_seen(r, {key.stack.source, key.stack.pid, key.stack.capture, key.stack.stack});
     }
-    auto [it, inserted] = p.index.try_emplace(key, p.counts.size());
+    auto [it, inserted] = index.try_emplace(key, counts.size());
     if (inserted)
-      p.counts.emplace_back(key, SampleValues{});
-    p.counts[it->second].second.add(1, s.blocked_ns == 0 ? period : s.blocked_ns);
+      counts.emplace_back(key, SampleValues{});
+    counts[it->second].second.add(1, s.blocked_ns == 0 ? period : s.blocked_ns);
     ++r.total_samples;
     r.last_sample_ns = std::max(r.last_sample_ns, s.time_ns);
   }
@@ -190,18 +195,8 @@ void RecordingBuilder::settle_oldest() {
   Recording& r = r_();
   Pending p = std::move(pending_.front());
   pending_.pop_front();
-  if (hooks_.settle_windows) {
-    std::vector<StackRef> refs;
-    for (const auto& [key, values] : p.counts)
-      if (key.stack.window != kNoWindow)
-        refs.push_back(key.stack);
-    hooks_.settle_windows(r, r.windows, refs);
-    auto settled = refs.begin();
-    for (auto& [key, values] : p.counts)
-      if (key.stack.window != kNoWindow)
-        key.stack = *settled++;
-    forget_windows();
-  }
+  settle_keys(hooks_.settle_windows, r, r.windows, p.counts);
+  forget_windows();
   // In the order the keys first appeared, as they would unsettled.
   for (auto& [key, values] : p.counts) {
     auto [it, inserted] = index_.try_emplace(key, r.counts.size());
@@ -219,10 +214,8 @@ void RecordingBuilder::forget_windows() {
   // The samples still to come are those of the pending batches and of
   // batches not read yet: they reach back from the oldest pending batch's
   // first window, or with none pending, from the next window's id.
-  const uint32_t next = pending_.empty()
-                            ? static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, next_window_))
-                            : pending_.front().first_window;
-  r.windows.forget_before(first_window_reached(r.info, next));
+  r.windows.forget_before(first_window_reached(
+      r.info, pending_.empty() ? next_window_ : pending_.front().first_window));
 }
 
 void RecordingBuilder::finish() {
@@ -299,8 +292,10 @@ std::vector<Recording> load_all(std::span<const std::string> paths, const Sample
   return all;
 }
 
-uint32_t first_window_reached(const format::RecordingInfo& info, uint32_t first) {
-  return info.window_reach == 0 || first < info.window_reach ? 0 : first - info.window_reach;
+uint32_t first_window_reached(const format::RecordingInfo& info, uint64_t first) {
+  return info.window_reach == 0 || first < info.window_reach
+             ? 0
+             : static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, first - info.window_reach));
 }
 
 ThreadState thread_state(const format::Sample& s) {

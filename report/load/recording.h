@@ -118,7 +118,23 @@ std::vector<Recording> load_all(std::span<const std::string> paths, const Sample
 
 // The windows a batch whose first window id is `first` may use: of
 // `info`'s recording, the ids from the returned one on.
-uint32_t first_window_reached(const format::RecordingInfo& info, uint32_t first);
+uint32_t first_window_reached(const format::RecordingInfo& info, uint64_t first);
+
+// Settles the windowed keys of `keyed` (pairs whose .first is a SampleKey)
+// with `settle`: their stacks become the refs that stand for them.
+template <typename Keyed>
+void settle_keys(const SettleWindows& settle, const Recording& recording,
+                 const IdRuns<format::UserWindow>& windows, Keyed& keyed) {
+  std::vector<StackRef> refs;
+  for (const auto& k : keyed)
+    if (k.first.stack.window != kNoWindow)
+      refs.push_back(k.first.stack);
+  settle(recording, windows, refs);
+  auto settled = refs.begin();
+  for (auto& k : keyed)
+    if (k.first.stack.window != kNoWindow)
+      k.first.stack = *settled++;
+}
 
 // The index of the latest capture of `pid` taken at or before `time_ns`
 // (the first one when all are later): the maps in effect for a sample.

@@ -29,7 +29,6 @@ class SampleStream : public format::RecordingVisitor {
     const uint64_t next_window = uint64_t{batch.first_window_id} + batch.windows.size();
     if (settle_)
       windows_.add(batch.first_window_id, std::move(batch.windows));
-    keys_.clear();
     kept_.clear();
     for (const format::Sample& s : batch.samples) {
       if (!in_view(view, s))
@@ -37,20 +36,19 @@ class SampleStream : public format::RecordingVisitor {
       const uint32_t comm = this->comm(s.comm_id);
       if (!keeps(filter_, s, comms_.names()[comm], r.info.start_monotonic_ns))
         continue;
-      keys_.push_back(
-          {.stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id, s.window_id},
-           .tid = s.tid,
-           .comm = comm,
-           .cpu = s.cpu,
-           .state = thread_state(s)});
-      kept_.push_back(&s);
+      kept_.emplace_back(SampleKey{.stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns),
+                                             s.stack_id, s.window_id},
+                                   .tid = s.tid,
+                                   .comm = comm,
+                                   .cpu = s.cpu,
+                                   .state = thread_state(s)},
+                         &s);
     }
     if (settle_)
-      settle(r);
-    for (size_t i = 0; i < keys_.size(); ++i)
-      visit_(r, keys_[i], *kept_[i]);
-    windows_.forget_before(first_window_reached(
-        r.info, static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, next_window))));
+      settle_keys(settle_, r, windows_, kept_);
+    for (const auto& [key, sample] : kept_)
+      visit_(r, key, *sample);
+    windows_.forget_before(first_window_reached(r.info, next_window));
   }
 
  private:
@@ -58,20 +56,6 @@ class SampleStream : public format::RecordingVisitor {
     auto it = comm_ids_.find(id);
     return it == comm_ids_.end() ? comms_.intern(kLostComm) : it->second;
   }
-  // The batch's windows settled as the load settled them: its keys then
-  // name the stacks the load counted.
-  void settle(const Recording& r) {
-    refs_.clear();
-    for (const SampleKey& key : keys_)
-      if (key.stack.window != kNoWindow)
-        refs_.push_back(key.stack);
-    settle_(r, windows_, refs_);
-    auto settled = refs_.begin();
-    for (SampleKey& key : keys_)
-      if (key.stack.window != kNoWindow)
-        key.stack = *settled++;
-  }
-
   std::span<const Recording> recordings_;
   const SampleFilter& filter_;
   CommTable& comms_;
@@ -80,10 +64,8 @@ class SampleStream : public format::RecordingVisitor {
   uint32_t source_ = 0;
   std::unordered_map<uint32_t, uint32_t> comm_ids_;
   IdRuns<format::UserWindow> windows_;  // those the samples still to come may use
-  // The batch's kept samples and their keys; refs_: the keys' windowed stacks.
-  std::vector<SampleKey> keys_;
-  std::vector<const format::Sample*> kept_;
-  std::vector<StackRef> refs_;
+  // The batch's kept samples and their keys, settled as the load's were.
+  std::vector<std::pair<SampleKey, const format::Sample*>> kept_;
 };
 
 }  // namespace
