@@ -175,14 +175,19 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string script_of(const std::string& path) {
+// The report of `path` in `format`, names from the recording alone.
+std::string report_of(const std::string& path, const std::string& format) {
   ReportOptions o;
   o.inputs = {path};
-  o.format = "script";
+  o.format = format;
   o.symfs = "/nonexistent-symfs";
-  o.output = ::testing::TempDir() + "/script.out";
+  o.output = ::testing::TempDir() + "/report.out";
   run_report(make_plan(o));
   return slurp(o.output);
+}
+
+std::string script_of(const std::string& path) {
+  return report_of(path, "script");
 }
 
 // A lost Source frame must not run two recordings together: the next
@@ -288,14 +293,7 @@ TEST(Run, AStackCutAtTheFrameLimitEndsInATruncatedRoot) {
     b.stacks[0].user.push_back(0x400000 + f * 16);
   b.stacks[1].user = {0x400000, 0x400010};
   b.samples = {{1'000'000'000, 7, 7, 0, 0, 0}, {1'000'000'001, 7, 7, 0, 1, 0}};
-  const std::string path = write_batches("deep-stack.data", {b});
-  ReportOptions o;
-  o.inputs = {path};
-  o.symfs = "/nonexistent-symfs";
-  o.format = "folded";
-  o.output = ::testing::TempDir() + "/deep-stack.folded";
-  run_report(make_plan(o));
-  const std::string folded = slurp(o.output);
+  const std::string folded = report_of(write_batches("deep-stack.data", {b}), "folded");
   EXPECT_NE(folded.find("app;[truncated: deeper than 127 frames];"), std::string::npos) << folded;
   EXPECT_EQ(std::count(folded.begin(), folded.end(), '\n'), 2) << folded;
   EXPECT_EQ(folded.find("[truncated", folded.find('\n')), std::string::npos)

@@ -53,10 +53,10 @@ Frame UserNames::name_in_file(const ProcessSymbols& space, const format::Mapping
   f.path = m.path;
   f.build_id = m.build_id;
   f.file_offset = address - m.start + m.file_offset;
-  // Pseudo-files have no ELF file; the vDSO is an ELF image, which the
-  // recorder embeds by its build-id.
-  const bool file = m.path[0] == '/' || (m.path == "[vdso]" && !m.build_id.empty());
-  const FoundBinary* binary = file ? &files_.find(m, *space.embedded) : nullptr;
+  // Pseudo-files have no ELF file, unless the recording gives one a
+  // build-id: the vDSO, an ELF image the recorder embeds.
+  const bool elf = m.path[0] == '/' || !m.build_id.empty();
+  const FoundBinary* binary = elf ? &files_.find(m, *space.embedded) : nullptr;
   const std::optional<uint64_t> vaddr =
       binary && binary->symbols ? binary->layout->offset_to_vaddr(lookup - m.start + m.file_offset)
                                 : std::nullopt;
