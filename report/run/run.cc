@@ -279,11 +279,10 @@ void run_report(const Plan& plan) {
   MemoryBudget budget(plan.max_memory);
   auto over_budget = [&] {
     budget.lift();
-    return Error(
-        string_printf("out of memory: the report needs more than its %.2f GB "
-                      "(--max-memory sets it; --time, --pid and --comm read less of "
-                      "a recording)",
-                      double(budget.bytes()) / 1e9));
+    const double mb = double(budget.bytes()) / (1 << 20);
+    return Error("out of memory: the report needs more than its " +
+                 (mb < 1024 ? string_printf("%.0f MB", mb) : string_printf("%.1f GB", mb / 1024)) +
+                 " (--max-memory sets it; --time, --pid and --comm read less of a recording)");
   };
   try {
     run_planned(plan);
