@@ -211,11 +211,15 @@ ElfSymbolTable::ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> se
   // glibc's malloc is also __libc_malloc, __malloc and __GI___libc_malloc:
   // global over weak over local, a current version over an old one, then
   // the fewest leading underscores.
-  auto underscores = [](const std::string& name) { return name.find_first_not_of('_'); };
+  // The rank is built of scalars only: a tuple holding the names would copy
+  // them at every comparison, and a debuginfo .symtab has tens of thousands.
+  auto rank = [](const ElfSymbol& s) {
+    return std::tuple(s.address, ~s.size, s.binding, s.old_version, s.name.find_first_not_of('_'));
+  };
   std::sort(symbols_.begin(), symbols_.end(), [&](const ElfSymbol& a, const ElfSymbol& b) {
-    return std::make_tuple(a.address, b.size, a.binding, a.old_version, underscores(a.name),
-                           a.name) < std::make_tuple(b.address, a.size, b.binding, b.old_version,
-                                                     underscores(b.name), b.name);
+    const auto ra = rank(a);
+    const auto rb = rank(b);
+    return ra != rb ? ra < rb : a.name < b.name;
   });
   symbols_.erase(
       std::unique(symbols_.begin(), symbols_.end(),
