@@ -211,20 +211,25 @@ ElfSymbolTable::ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> se
   // glibc's malloc is also __libc_malloc, __malloc and __GI___libc_malloc:
   // global over weak over local, a current version over an old one, then
   // the fewest leading underscores.
-  // The rank is built of scalars only: a tuple holding the names would copy
-  // them at every comparison, and a debuginfo .symtab has tens of thousands.
-  auto rank = [](const ElfSymbol& s) {
-    return std::tuple(s.address, ~s.size, s.binding, s.old_version, s.name.find_first_not_of('_'));
+  // Sorted by address alone, a cheap comparison, then ranked only where
+  // names share an address: a debuginfo .symtab has tens of thousands.
+  auto underscores = [](const std::string& name) { return name.find_first_not_of('_'); };
+  auto better = [&](const ElfSymbol& a, const ElfSymbol& b) {
+    return std::forward_as_tuple(b.size, a.binding, a.old_version, underscores(a.name), a.name) <
+           std::forward_as_tuple(a.size, b.binding, b.old_version, underscores(b.name), b.name);
   };
-  std::sort(symbols_.begin(), symbols_.end(), [&](const ElfSymbol& a, const ElfSymbol& b) {
-    const auto ra = rank(a);
-    const auto rb = rank(b);
-    return ra != rb ? ra < rb : a.name < b.name;
-  });
-  symbols_.erase(
-      std::unique(symbols_.begin(), symbols_.end(),
-                  [](const ElfSymbol& a, const ElfSymbol& b) { return a.address == b.address; }),
-      symbols_.end());
+  std::sort(symbols_.begin(), symbols_.end(),
+            [](const ElfSymbol& a, const ElfSymbol& b) { return a.address < b.address; });
+  auto kept = symbols_.begin();
+  for (auto run = symbols_.begin(); run != symbols_.end();) {
+    auto end = std::find_if(run, symbols_.end(),
+                            [&](const ElfSymbol& s) { return s.address != run->address; });
+    if (auto best = std::min_element(run, end, better); best != kept)
+      *kept = std::move(*best);
+    ++kept;
+    run = end;
+  }
+  symbols_.erase(kept, symbols_.end());
 }
 
 ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
