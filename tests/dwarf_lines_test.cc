@@ -2,9 +2,11 @@
 // and as a fixed-address executable, and against eu-addr2line as the oracle.
 #include "report/symbolize/dwarf_lines.h"
 
+#include <fcntl.h>
 #include <gelf.h>
 #include <gtest/gtest.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +21,9 @@
 #include <sstream>
 
 #include "common/elf_file.h"
+#include "common/text.h"
 #include "report/symbolize/dwarf_files.h"
+#include "report/symbolize/inflated_cache.h"
 #include "report/symbolize/inflated_elf.h"
 
 namespace ebprof::report {
@@ -425,13 +429,131 @@ TEST(DwarfLines, DamagedCompressedSectionsAreNotInflated) {
     (void)dwarf->frames(0);
 }
 
+// The fixture compressed with objcopy, at `name` in the test's directory;
+// "" (the test skips) without objcopy.
+std::string compressed_copy(const std::string& name) {
+  const std::string objcopy = find_tool("objcopy");
+  if (objcopy.empty())
+    return "";
+  const std::string path = temp_path(name);
+  const std::string command = shell_quoted(objcopy) + " --compress-debug-sections=zlib " +
+                              shell_quoted(kPie) + " " + shell_quoted(path);
+  EXPECT_EQ(run(command).status, 0) << command;
+  return path;
+}
+
+// A fresh, private cache directory.
+InflatedCache fresh_cache(const std::string& name) {
+  const std::string dir = temp_path(name);
+  fs::remove_all(dir);
+  return InflatedCache{.dir = dir};
+}
+
+// The frames of every address of the fixture's `containing`.
+std::vector<std::vector<SourceFrame>> all_frames(DwarfLines& dwarf) {
+  ElfSymbolTable table = ElfSymbolTable::load(kPie);
+  const ElfSymbol* sym = symbol_named(table, kContaining);
+  std::vector<std::vector<SourceFrame>> out;
+  for (uint64_t a = sym ? sym->address : 0; sym && a < sym->address + sym->size; ++a)
+    out.push_back(dwarf.frames(a));
+  return out;
+}
+
+// The compressed .debug_info's bytes zeroed, its header kept: a file that
+// no longer inflates, as only a cached copy would still read.
+void spoil_debug_info(const std::string& path) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto info = section_named(bytes.data(), bytes.size(), ".debug_info");
+  ASSERT_TRUE(info && (info->sh_flags & SHF_COMPRESSED));
+  std::fill_n(bytes.begin() + static_cast<long>(info->sh_offset) + 24, info->sh_size - 24, '\0');
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST(InflatedCache, ACompressedFileIsInflatedOnceThenReadFromTheCache) {
+  const std::string compressed = compressed_copy("inlined_pie.cached");
+  if (compressed.empty())
+    GTEST_SKIP() << "objcopy is not installed (binutils)";
+  std::optional<DwarfLines> plain = DwarfLines::open(kPie);
+  ASSERT_TRUE(plain);
+  const auto expected = all_frames(*plain);
+  ASSERT_FALSE(expected.empty());
+
+  const InflatedCache cache = fresh_cache("inflated-cache");
+  std::optional<DwarfLines> first = DwarfLines::open(compressed, cache);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(all_frames(*first), expected);
+  const std::string entry =
+      cache.dir + "/" + hex_bytes(read_elf_identity(compressed).build_id) + ".debug";
+  struct stat st {};
+  ASSERT_EQ(stat(entry.c_str(), &st), 0) << "kept by build-id";
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat(cache.dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  // The file itself no longer inflates: only the cache names its frames.
+  spoil_debug_info(compressed);
+  std::optional<DwarfLines> uncached = DwarfLines::open(compressed);
+  EXPECT_FALSE(uncached && all_frames(*uncached) == expected) << "the test would test nothing";
+  std::optional<DwarfLines> cached = DwarfLines::open(compressed, cache);
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(all_frames(*cached), expected);
+}
+
+TEST(InflatedCache, AnEntryOthersCouldHaveWrittenOrOfAnotherFileIsNotRead) {
+  const std::string compressed = compressed_copy("inlined_pie.untrusted");
+  if (compressed.empty())
+    GTEST_SKIP() << "objcopy is not installed (binutils)";
+  const std::string build_id = read_elf_identity(compressed).build_id;
+  ASSERT_FALSE(build_id.empty());
+  ASSERT_NE(read_elf_identity(kNoPie).build_id, build_id);
+  const InflatedCache cache = fresh_cache("inflated-untrusted");
+  ASSERT_TRUE(DwarfLines::open(compressed, cache));
+  EXPECT_TRUE(find_inflated(cache, build_id));
+  const std::string entry = cache.dir + "/" + hex_bytes(build_id) + ".debug";
+  ASSERT_EQ(chmod(entry.c_str(), 0620), 0);
+  EXPECT_FALSE(find_inflated(cache, build_id)) << "writable by its group";
+  fs::copy_file(kNoPie, entry, fs::copy_options::overwrite_existing);
+  ASSERT_EQ(chmod(entry.c_str(), 0600), 0);
+  EXPECT_FALSE(find_inflated(cache, build_id)) << "another file's build-id";
+  // Opened again, the file is inflated and kept afresh.
+  std::optional<DwarfLines> dwarf = DwarfLines::open(compressed, cache);
+  ASSERT_TRUE(dwarf);
+  EXPECT_FALSE(all_frames(*dwarf).empty());
+  EXPECT_TRUE(find_inflated(cache, build_id));
+}
+
+TEST(InflatedCache, TheFilesUsedLongestAgoGoPastTheLimit) {
+  InflatedCache cache = fresh_cache("inflated-trim");
+  cache.limit = 2500;
+  const std::string image(1000, 'x');
+  const auto path = [&](const std::string& id) {
+    return cache.dir + "/" + hex_bytes(id) + ".debug";
+  };
+  keep_inflated(cache, "a", image);
+  keep_inflated(cache, "b", image);
+  // "a" used last (a hit touches it), "b" longest ago.
+  const timespec old[2] = {{.tv_sec = 1000, .tv_nsec = 0}, {.tv_sec = 1000, .tv_nsec = 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, path("b").c_str(), old, 0), 0);
+  keep_inflated(cache, "c", image);
+  EXPECT_TRUE(fs::exists(path("a")));
+  EXPECT_FALSE(fs::exists(path("b")));
+  EXPECT_TRUE(fs::exists(path("c")));
+  keep_inflated(cache, "d", std::string(3000, 'x'));
+  EXPECT_FALSE(fs::exists(path("d"))) << "larger than the whole cache";
+  keep_inflated(InflatedCache{}, "e", image);  // no cache: nothing, no error
+}
+
 TEST(DwarfFiles, PrefetchedFilesReadAsOpenedOnes) {
   std::optional<DwarfLines> direct = DwarfLines::open(kPie);
   ASSERT_TRUE(direct);
   ElfSymbolTable table = ElfSymbolTable::load(kPie);
   const ElfSymbol* sym = symbol_named(table, kContaining);
   ASSERT_NE(sym, nullptr);
-  DwarfFiles files;
+  DwarfFiles files({});
   files.prefetch(kPie);
   files.prefetch(kPie);  // once is enough
   files.prefetch("/nonexistent/file");
@@ -450,7 +572,7 @@ TEST(DwarfFiles, PrefetchedFilesReadAsOpenedOnes) {
 TEST(DwarfFiles, FilesNobodyAskedForDoNotHoldUpTheEnd) {
   // Destroyed while its workers may still be opening: it waits for them,
   // then ends.
-  DwarfFiles files;
+  DwarfFiles files({});
   for (const std::string& path : {kPie, kNoPie, kObject})
     files.prefetch(path);
 }

@@ -15,6 +15,9 @@ struct SymbolizeOptions {
   // (--no-inline turns it off, like perf's: then DWARF is read only for
   // --lines, and ELF symbols alone name frames, as in perf script).
   bool inline_frames = true;
+  // Where compressed debuginfo is kept inflated for later reports
+  // (--cache-dir); "" for nowhere (--no-cache).
+  std::string cache_dir;
   // Told once per binary found on disk whose build-id is not the recorded
   // one (a rebuild, an upgrade): it is never used for names.
   std::function<void(const std::string& message)> warn;

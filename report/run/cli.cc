@@ -5,6 +5,7 @@
 
 #include "common/version.h"
 #include "report/run/formats.h"
+#include "report/symbolize/inflated_cache.h"
 
 namespace ebprof::report {
 namespace {
@@ -80,6 +81,13 @@ void add_symbol_options(CLI::App& app, ReportOptions& o) {
                    "build-id of the report")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  o.cache_dir = default_cache_dir();
+  symbols
+      ->add_option("--cache-dir", o.cache_dir,
+                   "Where compressed debuginfo is kept inflated, by build-id, for the next "
+                   "reports (1 GB at most, the least recently used files go first)")
+      ->capture_default_str();
+  symbols->add_flag("--no-cache", o.no_cache, "Inflate compressed debuginfo afresh, keep nothing");
   symbols->add_flag("--lines", o.lines, "Append source file:line to names, where DWARF is found");
   symbols->add_flag("--no-demangle", o.no_demangle, "Keep C++ and Rust names as in the binary");
   symbols->add_flag("--no-inline", o.no_inline,

@@ -36,6 +36,8 @@ struct ReportOptions {
   std::string symfs;
   std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
   double debuginfod_timeout_s = 30;
+  std::string cache_dir;  // filled with default_cache_dir() by the command line
+  bool no_cache = false;
   bool lines = false;
   bool no_demangle = false;
   bool no_inline = false;

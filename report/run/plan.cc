@@ -94,6 +94,7 @@ SymbolizeOptions symbolize_options(const ReportOptions& o) {
   s.demangle = !o.no_demangle;
   s.inline_frames = !o.no_inline;
   s.lines = o.lines;
+  s.cache_dir = o.no_cache ? "" : o.cache_dir;
   return s;
 }
 

@@ -47,7 +47,7 @@ void DwarfFiles::open(File& file, std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   std::optional<DwarfLines> lines;
   try {
-    lines = DwarfLines::open(file.path);
+    lines = DwarfLines::open(file.path, cache_);
   } catch (const std::exception&) {
     // On a worker nothing could catch it: a file that cannot be read is
     // a file without DWARF, as for any other failure to open it.

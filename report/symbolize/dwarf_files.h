@@ -14,15 +14,17 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "report/symbolize/dwarf_lines.h"
+#include "report/symbolize/inflated_cache.h"
 
 namespace ebprof::report {
 
 class DwarfFiles {
  public:
-  DwarfFiles() = default;
+  explicit DwarfFiles(InflatedCache cache) : cache_(std::move(cache)) {}
   ~DwarfFiles();
   DwarfFiles(const DwarfFiles&) = delete;
   DwarfFiles& operator=(const DwarfFiles&) = delete;
@@ -46,6 +48,7 @@ class DwarfFiles {
   // Opens `file`, claimed by the caller (lock released meanwhile).
   void open(File& file, std::unique_lock<std::mutex>& lock);
 
+  const InflatedCache cache_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::unordered_map<std::string, std::unique_ptr<File>> files_;

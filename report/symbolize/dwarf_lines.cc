@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <exception>
 #include <initializer_list>
 
+#include "common/elf_file.h"
+#include "report/symbolize/inflated_cache.h"
 #include "report/symbolize/inflated_elf.h"
 
 namespace ebprof::report {
@@ -45,6 +48,15 @@ bool has_units(Dwarf* dwarf) {
   Dwarf_Off next = 0;
   size_t header_size = 0;
   return dwarf_nextcu(dwarf, 0, &next, &header_size, nullptr, nullptr, nullptr) == 0;
+}
+
+// The build-id the cache knows `path`'s inflated copy by; "" for none.
+std::string build_id_of(const std::string& path) {
+  try {
+    return read_elf_identity(path).build_id;
+  } catch (const std::exception&) {
+    return "";  // libdw decides what the file is
+  }
 }
 
 bool is_function(int tag) {
@@ -104,7 +116,7 @@ DwarfLines::DwarfLines(DwarfLines&&) noexcept = default;
 DwarfLines& DwarfLines::operator=(DwarfLines&&) noexcept = default;
 DwarfLines::~DwarfLines() = default;
 
-std::optional<DwarfLines> DwarfLines::open(const std::string& path) {
+std::optional<DwarfLines> DwarfLines::open(const std::string& path, const InflatedCache& cache) {
   // libdwfl opens the file itself, without O_NONBLOCK: refuse FIFOs and
   // devices first, which a recorded path may name.
   struct stat st {};
@@ -118,11 +130,22 @@ std::optional<DwarfLines> DwarfLines::open(const std::string& path) {
   // only be reported offline, which places an ET_DYN file at libdwfl's
   // offline base: the bias below undoes that.
   dwfl_report_begin(dwfl.get());
-  auto image = std::make_unique<ElfImage>(inflated_elf(path));
-  Dwfl_Module* module = *image
-                            ? dwfl_report_offline_memory(dwfl.get(), path.c_str(), path.c_str(),
-                                                         image->data(), image->size())
-                            : dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1, 0, true);
+  std::unique_ptr<ElfImage> image;
+  Dwfl_Module* module = nullptr;
+  const std::string build_id = cache.dir.empty() ? "" : build_id_of(path);
+  if (UniqueFd cached = find_inflated(cache, build_id)) {
+    // libdwfl takes the descriptor.
+    module = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), cached.release(), 0, true);
+  } else {
+    image = std::make_unique<ElfImage>(inflated_elf(path));
+    if (*image) {
+      keep_inflated(cache, build_id, {image->data(), image->size()});
+      module = dwfl_report_offline_memory(dwfl.get(), path.c_str(), path.c_str(), image->data(),
+                                          image->size());
+    } else {
+      module = dwfl_report_elf(dwfl.get(), path.c_str(), path.c_str(), -1, 0, true);
+    }
+  }
   if (!module || dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)
     return std::nullopt;
   // Relocatable objects (.o, kernel modules) have no virtual addresses to

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/symbolize/inflated_cache.h"
 #include "report/symbolize/inflated_elf.h"
 
 // libdwfl's handles, declared as libdwfl.h does so that includers need no
@@ -33,8 +34,9 @@ struct SourceFrame {
 class DwarfLines {
  public:
   // nullopt when `path` is not a readable regular ELF executable or shared
-  // object, or has no DWARF units (.debug_info).
-  static std::optional<DwarfLines> open(const std::string& path);
+  // object, or has no DWARF units (.debug_info). Compressed sections are
+  // read inflated from `cache`, or inflated and kept there.
+  static std::optional<DwarfLines> open(const std::string& path, const InflatedCache& cache = {});
 
   // The frames at `vaddr`, an ELF virtual address of the file (as in its
   // symbol table, PIE or not): the innermost inlined function first, the

@@ -1,0 +1,137 @@
+#include "report/symbolize/inflated_cache.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "common/elf_file.h"
+#include "common/output_file.h"
+#include "common/text.h"
+
+namespace ebprof::report {
+namespace {
+
+// Only the reader can have written it.
+bool private_to_us(const struct stat& st) {
+  return st.st_uid == geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// Makes `dir` and its missing parents (mode 0700, as XDG asks of its
+// directories); true when it is then a private directory of ours.
+bool private_dir(const std::string& dir) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    const std::string part = dir.substr(0, slash);
+    if (mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+      return false;
+    if (slash == std::string::npos)
+      break;
+  }
+  struct stat st {};
+  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && private_to_us(st);
+}
+
+std::string entry_path(const InflatedCache& cache, const std::string& build_id) {
+  return cache.dir + "/" + hex_bytes(build_id) + ".debug";
+}
+
+bool write_all(int fd, std::span<const char> bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Removes the files used longest ago (a hit touches its file) until the
+// rest fit the limit; `kept` stays whatever its size.
+void trim(const InflatedCache& cache, const std::string& kept) {
+  struct Entry {
+    std::string path;
+    uint64_t size;
+    timespec used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(cache.dir.c_str()), closedir);
+  if (!dir)
+    return;
+  while (const dirent* e = readdir(dir.get())) {
+    struct stat st {};
+    const std::string path = cache.dir + "/" + e->d_name;
+    if (fstatat(dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+      continue;
+    total += static_cast<uint64_t>(st.st_size);
+    if (path != kept)
+      entries.push_back({path, static_cast<uint64_t>(st.st_size), st.st_mtim});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.used.tv_sec, a.used.tv_nsec) < std::tie(b.used.tv_sec, b.used.tv_nsec);
+  });
+  for (const Entry& e : entries) {
+    if (total <= cache.limit)
+      break;
+    if (unlink(e.path.c_str()) == 0)
+      total -= e.size;
+  }
+}
+
+}  // namespace
+
+std::string default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+    return std::string(xdg) + "/ebprof";
+  if (const char* home = std::getenv("HOME"); home && *home == '/')
+    return std::string(home) + "/.cache/ebprof";
+  return "";
+}
+
+UniqueFd find_inflated(const InflatedCache& cache, const std::string& build_id) {
+  if (cache.dir.empty() || build_id.empty())
+    return {};
+  UniqueFd fd(::open(entry_path(cache, build_id).c_str(),
+                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || !private_to_us(st))
+    return {};
+  try {
+    if (read_elf_identity("/proc/self/fd/" + std::to_string(fd.get())).build_id != build_id)
+      return {};
+  } catch (const std::exception&) {
+    return {};  // not an ELF file: damaged, or not ours
+  }
+  futimens(fd.get(), nullptr);  // used now: the last to be trimmed
+  return fd;
+}
+
+void keep_inflated(const InflatedCache& cache, const std::string& build_id,
+                   std::span<const char> image) {
+  if (cache.dir.empty() || build_id.empty() || image.size() > cache.limit ||
+      !private_dir(cache.dir))
+    return;
+  const std::string path = entry_path(cache, build_id);
+  try {
+    ReplacingFile file(path, "--cache-dir");
+    UniqueFd fd = file.take_fd();
+    if (!write_all(fd.get(), image) || ::close(fd.release()) != 0)
+      return;  // the file removes what it wrote
+    file.commit();
+  } catch (const std::exception&) {
+    return;  // a full disk, a read-only home: the next report inflates again
+  }
+  trim(cache, path);
+}
+
+}  // namespace ebprof::report
