@@ -178,8 +178,9 @@ void Recorder::flush(uint64_t now_ns, bool force) {
     for (const format::ElfCfi& tables : cfi_->drain())
       writer_.write(tables);
   writer_.write(batch_);
-  // Each batch defines the stacks and comms its samples use: one damaged
-  // batch then costs its own samples, not the stacks of every later one.
+  // Each batch defines the stacks, comms and stack windows its samples
+  // use: one damaged batch then costs its own samples, not the stacks of
+  // every later one.
   interner_.forget();
   comm_ids_.clear();
   batch_.first_stack_id = interner_.size();
@@ -188,6 +189,7 @@ void Recorder::flush(uint64_t now_ns, bool force) {
   batch_.comms.clear();
   batch_.samples.clear();
   if (windows_) {
+    windows_->forget();
     batch_.first_block_id = windows_->blocks();
     batch_.first_window_id = windows_->windows();
     batch_.blocks.clear();

@@ -33,6 +33,13 @@ class StackWindows {
   uint32_t intern(std::span<const uint64_t> regs, format::UserAbi abi, uint64_t base,
                   std::span<const std::byte> stack, format::SampleBatch& batch);
 
+  // Later windows and blocks are defined again, under new ids, as the
+  // stacks of a new batch are: a lost batch then costs its own samples.
+  void forget() {
+    blocks_.clear();
+    windows_.clear();
+  }
+
   uint32_t windows() const { return next_window_; }  // ids handed out so far
   uint32_t blocks() const { return next_block_; }
   uint64_t distinct_bytes() const { return uint64_t{next_block_} * kBlockBytes; }

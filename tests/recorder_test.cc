@@ -391,31 +391,39 @@ std::vector<uint64_t> window_record(uint32_t tid, uint16_t kind, uint64_t time_n
   return rec;
 }
 
+// A --call-graph dwarf recorder writing to `path`, over one fake process.
+struct DwarfRecorder {
+  explicit DwarfRecorder(const std::string& path) : writer(format::RecordingWriter::create(path)) {
+    format::RecordingInfo info;
+    info.call_graph = format::CallGraph::kDwarf;
+    info.user_stack_bytes = 256;
+    info.user_registers.assign(std::begin(kUserRegisterNumbers), std::end(kUserRegisterNumbers));
+    info.stack_block_bytes = StackWindows::kBlockBytes;
+    writer.write(info);
+    source.on_read = [](uint32_t pid, uint64_t now) {
+      return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
+    };
+  }
+  format::RecordingWriter writer;
+  fakes::FakeProcesses source;
+  ProcessTracker tracker{source};
+  LossLedger ledger;
+  Recorder recorder{writer, KernelSymbolIndex({}), tracker, std::nullopt, ledger,
+                    format::CallGraph::kDwarf};
+};
+
 // A switch's window stays out of the file until its interval's record
 // comes: an interval too short to record takes no room.
 TEST(Recorder, ASwitchWindowIsWrittenOnlyWithItsInterval) {
   std::string path = (std::filesystem::path(testing::TempDir()) / "windows.data").string();
-  auto writer = format::RecordingWriter::create(path);
-  format::RecordingInfo info;
-  info.call_graph = format::CallGraph::kDwarf;
-  info.user_stack_bytes = 256;
-  info.user_registers.assign(std::begin(kUserRegisterNumbers), std::end(kUserRegisterNumbers));
-  info.stack_block_bytes = StackWindows::kBlockBytes;
-  writer.write(info);
-  fakes::FakeProcesses source;
-  source.on_read = [](uint32_t pid, uint64_t now) {
-    return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
-  };
-  ProcessTracker tracker(source);
-  LossLedger ledger;
-  Recorder recorder(writer, KernelSymbolIndex({}), tracker, std::nullopt, ledger,
-                    format::CallGraph::kDwarf);
+  DwarfRecorder r(path);
+  Recorder& recorder = r.recorder;
   recorder.on_record(bytes_of(window_record(20, EBPROF_KIND_SWITCH_WINDOW, 1000, 0, 0x11)));
   recorder.on_record(bytes_of(window_record(21, EBPROF_KIND_SAMPLE, 1500, 0, 0x22)));
   recorder.flush(0, true);
   recorder.on_record(bytes_of(window_record(20, EBPROF_KIND_OFF_CPU, 3000, 2000, 0x11)));
   recorder.flush(0, true);
-  writer.close();
+  r.writer.close();
   Count c;
   format::read_recording(path, c);
   ASSERT_EQ(c.batches.size(), 2u);
@@ -424,6 +432,35 @@ TEST(Recorder, ASwitchWindowIsWrittenOnlyWithItsInterval) {
   ASSERT_EQ(c.batches[1].windows.size(), 1u);  // the interval's, with it
   EXPECT_EQ(c.batches[1].samples[0].window_id, 1u);
   EXPECT_EQ(c.batches[1].samples[0].blocked_ns, 2000u);
+}
+
+// The same window in two batches is defined in each, blocks and all, so a
+// lost batch costs no later one its stacks.
+TEST(Recorder, EachBatchDefinesTheWindowsAndBlocksItsSamplesUse) {
+  std::string path = (std::filesystem::path(testing::TempDir()) / "batch-windows.data").string();
+  DwarfRecorder r(path);
+  for (int batch = 0; batch < 2; ++batch) {
+    r.recorder.on_record(bytes_of(window_record(21, EBPROF_KIND_SAMPLE, 1500, 0, 0x22)));
+    r.recorder.on_record(bytes_of(window_record(21, EBPROF_KIND_SAMPLE, 1600, 0, 0x22)));
+    r.recorder.flush(0, true);
+  }
+  r.writer.close();
+  Count c;
+  format::read_recording(path, c);
+  ASSERT_EQ(c.batches.size(), 2u);
+  EXPECT_EQ(c.batches[1].blocks, c.batches[0].blocks);
+  EXPECT_EQ(c.batches[1].first_window_id, 1u);
+  for (const format::SampleBatch& batch : c.batches) {
+    ASSERT_EQ(batch.windows.size(), 1u);
+    const size_t blocks = batch.blocks.size() / StackWindows::kBlockBytes;
+    ASSERT_GT(blocks, 0u);
+    for (const format::Sample& s : batch.samples)
+      EXPECT_EQ(s.window_id, batch.first_window_id);
+    for (uint32_t id : batch.windows[0].blocks) {
+      EXPECT_GE(id, batch.first_block_id);
+      EXPECT_LT(id, batch.first_block_id + blocks);
+    }
+  }
 }
 
 // A window repeats under its id only within kReach windows: a report keeps
