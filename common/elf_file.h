@@ -29,6 +29,7 @@ struct LoadSegment {
   uint64_t offset = 0;
   uint64_t vaddr = 0;
   uint64_t file_size = 0;
+  bool operator==(const LoadSegment&) const = default;
 };
 
 // What identifies an ELF file's contents, so that a reader on another machine

@@ -230,3 +230,14 @@ struct Source {
 struct MergeEnd {
   sources @0 :UInt32;
 }
+
+# Frame kind 12 (format 1.6): another frame again, whole: its 16-byte
+# header, with the checksum inverted (so that the search for an intact
+# frame after damage never takes it for a frame of its own), then its
+# stored payload. The writer copies the frames whose loss costs more than
+# their own samples (maps, kernel, binary and JIT symbols, CFI) after the
+# next sample batch; a reader passes a copy over when it read the original
+# and reads it in its place when the original was damaged.
+struct Copy {
+  frame @0 :Data;
+}

@@ -14,11 +14,12 @@ namespace ebprof::format {
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;  // a recording
-inline constexpr uint16_t kVersionMinor = 5;  // newer minors only append kinds/fields
+inline constexpr uint16_t kVersionMinor = 6;  // newer minors only append kinds/fields
 // A merged file (several sources, each starting at a Source frame): a 1.x
 // reader would run their id spaces together, so it must refuse the file.
 inline constexpr uint16_t kMergedVersionMajor = 2;
-inline constexpr uint16_t kMergedVersionMinor = 2;  // 1: may hold 1.3 frames; 2: MergeEnd
+// 1: may hold 1.3 frames; 2: MergeEnd; 3: may hold 1.6 frames (copies)
+inline constexpr uint16_t kMergedVersionMinor = 3;
 // Readers take every major up to this one.
 inline constexpr uint16_t kNewestMajor = kMergedVersionMajor;
 inline constexpr size_t kFileHeaderSize = 16;
@@ -38,7 +39,17 @@ enum class FrameKind : uint16_t {
   kSource = 9,      // since 2.0, merged files only
   kElfCfi = 10,     // since 1.3
   kMergeEnd = 11,   // since 2.2, merged files only
+  kCopy = 12,       // since 1.6: another frame again, header and payload
 };
+
+// The kinds whose loss costs more than their own frame (a process's maps,
+// a binary's symbols or CFI name and unwind every sample in them): the
+// writer writes each again, as a kCopy frame, after the next sample batch.
+inline constexpr bool copied_kind(FrameKind kind) {
+  return kind == FrameKind::kKernelSymbols || kind == FrameKind::kProcess ||
+         kind == FrameKind::kElfSymbols || kind == FrameKind::kJitSymbols ||
+         kind == FrameKind::kElfCfi;
+}
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -424,6 +425,8 @@ const char* kind_name(uint16_t kind) {
       return "source";
     case FrameKind::kMergeEnd:
       return "merge-end";
+    case FrameKind::kCopy:
+      return "copy";
   }
   return "unknown";
 }
@@ -577,6 +580,8 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
       ids.start_source();
       return deliver(std::move(decoded), &RecordingVisitor::on_source);
     }
+    case FrameKind::kCopy:
+      break;  // opened by the reading loop (open_copy), never dispatched
     case FrameKind::kMergeEnd: {
       // The reader's own: visitors see the frame, not its content.
       ids.merge_end = message.getRoot<schema::MergeEnd>().getSources();
@@ -847,6 +852,56 @@ std::pair<uint16_t, uint16_t> read_version(const std::string& path) {
   return check_file_header(fd.get(), file_size, path);
 }
 
+// A frame of a copied kind, as its copy names it: which source, kind,
+// size and checksum. Its checksum covers its header and payload.
+using OriginalKey = std::tuple<uint32_t, uint16_t, uint32_t, uint32_t>;
+
+OriginalKey original_key(const IdSpace& ids, const FrameHeader& h) {
+  return {ids.source, h.kind, h.stored_size, h.crc};
+}
+
+// The frame inside a copy (1.6).
+struct CopiedFrame {
+  FrameHeader header;
+  std::vector<uint8_t> stored;
+};
+
+enum class Copy { kNone, kPassedOver, kStandsIn, kDamaged };
+
+// A copy is passed over when its original was read, and stands in for it
+// when that was damaged. It holds its original's header, checksum
+// inverted (so that the search for an intact frame never takes the bytes
+// inside a copy for one), then its payload. One that holds no intact
+// frame of a copied kind is damaged (`why`), though its own checksum held.
+Copy open_copy(const FrameHeader& h, const std::vector<uint8_t>& stored, std::vector<uint64_t>& raw,
+               ZSTD_DCtx* zstd, const IdSpace& ids, const std::set<OriginalKey>& originals,
+               CopiedFrame& copied, std::string& why) {
+  why = unpack(h, stored, raw, zstd);
+  if (!why.empty())
+    return Copy::kDamaged;
+  try {
+    capnp::FlatArrayMessageReader message = message_of(raw);
+    const capnp::Data::Reader frame = message.getRoot<schema::Copy>().getFrame();
+    if (frame.size() >= kFrameHeaderSize) {
+      copied.header = decode_frame_header(frame.begin());
+      copied.header.crc = ~copied.header.crc;
+      const FrameHeader& inner = copied.header;
+      if (copied_kind(static_cast<FrameKind>(inner.kind)) && plausible(inner, 0, frame.size()) &&
+          crc32c(crc32c(0, frame.begin(), 12), frame.begin() + kFrameHeaderSize,
+                 inner.stored_size) == inner.crc) {
+        if (originals.contains(original_key(ids, inner)))
+          return Copy::kPassedOver;
+        copied.stored.assign(frame.begin() + kFrameHeaderSize,
+                             frame.begin() + kFrameHeaderSize + inner.stored_size);
+        return Copy::kStandsIn;
+      }
+    }
+  } catch (const kj::Exception&) {
+  }
+  why = "frame is damaged: a copy of no intact frame";
+  return Copy::kDamaged;
+}
+
 ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   auto [fd, file_size] = open_recording(path);
 
@@ -866,6 +921,8 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   // 8-byte aligned, as Cap'n Proto words must be.
   std::vector<uint64_t> raw;
   std::string first_damage;
+  std::set<OriginalKey> originals;  // the copied kinds' frames read intact
+  CopiedFrame copied;
 
   while (offset < file_size) {
     if (const Joined joined = join_at(fd.get(), offset, file_size, path, ids, result);
@@ -880,14 +937,29 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
     uint64_t next;  // where reading goes on after a damaged frame
     Check check = read_frame(fd.get(), offset, file_size, path, h, stored, why);
     if (check == Check::kOk) {
-      // Ids may jump after damage: here, or in an input a merge read.
-      why = decode_frame(h, stored, raw, zstd.get(), ids, result.damaged_frames > 0 || ids.merged,
-                         visitor,
-                         FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
-                                   h.raw_size, static_cast<bool>(h.flags & kFrameZstd)},
-                         path);
       next = offset + kFrameHeaderSize + h.stored_size;
+      FrameInfo info{result.frames, offset,     kind_name(h.kind),
+                     h.stored_size, h.raw_size, static_cast<bool>(h.flags & kFrameZstd)};
+      const Copy copy = h.kind == static_cast<uint16_t>(FrameKind::kCopy)
+                            ? open_copy(h, stored, raw, zstd.get(), ids, originals, copied, why)
+                            : Copy::kNone;
+      if (copy == Copy::kPassedOver) {
+        info.source = ids.source;
+        visitor.on_frame(info);
+        ++result.frames;
+        offset = next;
+        continue;
+      }
+      const FrameHeader& frame = copy == Copy::kStandsIn ? copied.header : h;
+      if (copy == Copy::kStandsIn)
+        info.kind = kind_name(frame.kind);
+      // Ids may jump after damage: here, or in an input a merge read.
+      if (copy != Copy::kDamaged)
+        why = decode_frame(frame, copy == Copy::kStandsIn ? copied.stored : stored, raw, zstd.get(),
+                           ids, result.damaged_frames > 0 || ids.merged, visitor, info, path);
       if (why.empty()) {
+        if (copied_kind(static_cast<FrameKind>(frame.kind)))
+          originals.insert(original_key(ids, frame));
         ++result.frames;
         offset = next;
         continue;

@@ -79,6 +79,7 @@ struct KernelSymbol {
   std::string name;
   std::string module;  // empty for the kernel image
   uint64_t size = 0;   // the symbol covers [address, address + size)
+  bool operator==(const KernelSymbol&) const = default;
 };
 
 struct Mapping {
@@ -114,6 +115,7 @@ struct ProcessInfo {
   std::vector<Mapping> mappings;  // executable mappings, ascending
   std::string maps_error;         // why mappings is empty, if it is
   ProcessPlace place;
+  bool operator==(const ProcessInfo&) const = default;
 };
 
 struct Stack {
@@ -166,6 +168,7 @@ struct Sample {
   uint32_t waker_tid = 0;
   uint32_t waker_comm_id = 0;
   uint32_t window_id = kNoWindow;  // --call-graph dwarf: its user window
+  bool operator==(const Sample&) const = default;
 };
 
 // New stacks, comms, stack blocks and windows get ids first_*_id,
@@ -180,6 +183,7 @@ struct SampleBatch {
   uint32_t first_window_id = 0;
   std::vector<UserWindow> windows;
   std::vector<Sample> samples;
+  bool operator==(const SampleBatch&) const = default;
 };
 
 // The call frame information of one mapped ELF file (.eh_frame and its
@@ -201,6 +205,7 @@ struct EmbeddedSymbols {
   std::string path;      // where it was mapped, for display
   std::vector<LoadSegment> segments;
   std::vector<ElfSymbol> symbols;
+  bool operator==(const EmbeddedSymbols&) const = default;
 };
 
 // In a merged file: where the frames up to the next Source came from.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "common/error.h"
 #include "common/output_file.h"
@@ -116,13 +117,13 @@ void RecordingWriter::write_all(const void* data, size_t size) {
   }
 }
 
-void RecordingWriter::write_frame(FrameKind kind, const void* data, size_t size) {
+void RecordingWriter::write_frame(FrameKind kind, const void* data, size_t size, bool compress) {
   FrameHeader h;
   h.kind = static_cast<uint16_t>(kind);
   h.raw_size = static_cast<uint32_t>(size);
   const void* payload = data;
   size_t stored = size;
-  if (zstd_) {
+  if (zstd_ && compress) {
     compressed_.resize(ZSTD_compressBound(size));
     size_t n = ZSTD_compress2(zstd_.get(), compressed_.data(), compressed_.size(), data, size);
     if (ZSTD_isError(n))
@@ -142,6 +143,29 @@ void RecordingWriter::write_frame(FrameKind kind, const void* data, size_t size)
   bytes = encode_frame_header(h);
   write_all(bytes.data(), bytes.size());
   write_all(payload, stored);
+  if (copied_kind(kind)) {
+    // The copied header's checksum inverted: after damage the search for
+    // the next intact frame must not take the copied frame for one.
+    FrameHeader inverted = h;
+    inverted.crc = ~h.crc;
+    const auto header = encode_frame_header(inverted);
+    const auto* p = static_cast<const uint8_t*>(payload);
+    std::vector<uint8_t>& copy = copies_.emplace_back(header.begin(), header.end());
+    copy.insert(copy.end(), p, p + stored);
+  }
+}
+
+void RecordingWriter::write_copies() {
+  // Taken first: a write that throws leaves none to write twice.
+  for (const std::vector<uint8_t>& copy : std::exchange(copies_, {})) {
+    capnp::MallocMessageBuilder message;
+    message.initRoot<schema::Copy>().setFrame(
+        capnp::Data::Reader(reinterpret_cast<const kj::byte*>(copy.data()), copy.size()));
+    // Stored as it is: the payload inside is compressed already.
+    auto words = capnp::messageToFlatArray(message);
+    auto bytes = words.asBytes();
+    write_frame(FrameKind::kCopy, bytes.begin(), bytes.size(), /*compress=*/false);
+  }
 }
 
 void RecordingWriter::write_message(FrameKind kind, capnp::MessageBuilder& message) {
@@ -346,6 +370,7 @@ void RecordingWriter::write(const SampleBatch& batch) {
   set_off_cpu(b, batch.samples);
   set_windows(b, batch);
   write_message(FrameKind::kSampleBatch, message);
+  write_copies();
 }
 
 void RecordingWriter::write(const ElfCfi& cfi) {
@@ -362,6 +387,7 @@ void RecordingWriter::write(const ElfCfi& cfi) {
 }
 
 void RecordingWriter::write(const RecordingEnd& end) {
+  write_copies();
   capnp::MallocMessageBuilder message;
   auto b = message.initRoot<schema::RecordingEnd>();
   b.setEndMonotonicNs(end.end_monotonic_ns);
@@ -386,12 +412,14 @@ void RecordingWriter::write(const JitSymbols& jit) {
 }
 
 void RecordingWriter::write(const MergeEnd& end) {
+  write_copies();
   capnp::MallocMessageBuilder message;
   message.initRoot<schema::MergeEnd>().setSources(end.sources);
   write_message(FrameKind::kMergeEnd, message);
 }
 
 void RecordingWriter::write(const Source& source) {
+  write_copies();
   capnp::MallocMessageBuilder message;
   auto b = message.initRoot<schema::Source>();
   b.setIndex(source.index);

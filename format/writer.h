@@ -59,7 +59,9 @@ class RecordingWriter {
   };
   RecordingWriter(UniqueFd fd, std::string path, WriterOptions options);
   void write_message(FrameKind kind, capnp::MessageBuilder& message);
-  void write_frame(FrameKind kind, const void* data, size_t size);
+  void write_frame(FrameKind kind, const void* data, size_t size, bool compress = true);
+  // Writes the copies of the frames written since the last call.
+  void write_copies();
   void write_all(const void* data, size_t size);
 
   UniqueFd fd_;
@@ -67,6 +69,10 @@ class RecordingWriter {
   WriterOptions options_;
   std::unique_ptr<ZSTD_CCtx_s, ZstdFree> zstd_;
   std::vector<uint8_t> compressed_;
+  // Frames of copied_kind()s, header and payload, to write again once a
+  // sample batch separates them from the original: damage seldom reaches
+  // both. Before a Source frame, a merged source's copies stay its own.
+  std::vector<std::vector<uint8_t>> copies_;
   uint64_t bytes_written_ = 0;
 };
 

@@ -191,7 +191,7 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   write_info(out, describe_recording(r[0]), {{UnnamedReason::kBinaryNotFound, 2}});
   const std::string text = out.str();
   for (const char* line :
-       {"format          1.5, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
+       {"format          1.6, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
         "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
         "samples         2\n", "processes       1 (1 maps capture, 1 mapping)\n",
         "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
@@ -200,7 +200,7 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
         "embedded        1 binary, 1 function symbol\n",
         "symbol coverage 1 of 1 sampled binaries with a build-id have embedded symbols",
         "\nheader                 1", "\nheader-copy            1", "\nsamples                1",
-        "\nelf-symbols            1"})
+        "\nelf-symbols            1", "\ncopy                   2"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }
 
@@ -213,9 +213,11 @@ TEST(DumpWriter, PrintsEveryFrameInOrder) {
        {"# frame 0 at byte 16: header", "host box", "# frame 1 at byte", ": header-copy",
         "# frame 2 at byte", "pid 7 comm app", "/bin/app build-id abcd debuglink app.debug",
         "elf-symbols", "0x1000 size 0x10 f", "stack 0", "user: 0x1004", "comm 0 app",
-        "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0", "losses at 2000000000",
-        "cpu 1 lost 2 buffer full", "cpu 0 partial 1 user stack unreadable", "lost 2 buffer full",
-        "partial 1 user stack unreadable", "# 7 frames, format 1.5"}) {
+        "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0",
+        // The maps and the symbols again, after the batch (1.6).
+        ": copy, ", ": copy, ", "losses at 2000000000", "cpu 1 lost 2 buffer full",
+        "cpu 0 partial 1 user stack unreadable", "lost 2 buffer full",
+        "partial 1 user stack unreadable", "# 9 frames, format 1.6"}) {
     size_t next = text.find(piece, at);
     ASSERT_NE(next, std::string::npos) << piece << "\n" << text;
     at = next;

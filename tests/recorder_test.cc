@@ -408,8 +408,8 @@ struct DwarfRecorder {
   fakes::FakeProcesses source;
   ProcessTracker tracker{source};
   LossLedger ledger;
-  Recorder recorder{writer, KernelSymbolIndex({}), tracker, std::nullopt, ledger,
-                    format::CallGraph::kDwarf};
+  Recorder recorder{writer, KernelSymbolIndex({}),    tracker, std::nullopt,
+                    ledger, format::CallGraph::kDwarf};
 };
 
 // A switch's window stays out of the file until its interval's record
