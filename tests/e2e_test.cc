@@ -949,6 +949,33 @@ TEST(BadInput, AMistypedCommandKeepsThePreviousRecording) {
   EXPECT_FALSE(fs::exists(out + ".old"));
 }
 
+// SIGTERM at any moment of the start (the BPF programs loading, the output
+// being made) leaves either the previous recording as it was or a whole
+// new one, never a header-only or damaged file.
+TEST(BadInput, ASignalDuringTheStartLeavesThePreviousRecordingOrAWholeOne) {
+  REQUIRE_BPF();
+  const fs::path dir = fresh_dir("early_term");
+  const std::string out = (dir / "perf.data").string();
+  for (int delay_ms : {0, 2, 5, 10, 20, 40, 70, 100, 150, 250, 400}) {
+    SCOPED_TRACE("SIGTERM after " + std::to_string(delay_ms) + " ms");
+    std::ofstream(out, std::ios::trunc) << "the previous recording";
+    const pid_t pid = spawn({kRecord, "-q", "-o", out, "--", "/bin/sleep", "5"});
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    kill(pid, SIGTERM);
+    const int status = wait_exit(pid);
+    if (slurp(out) == "the previous recording") {
+      EXPECT_NE(status, 0) << "stopped before recording, yet said nothing went wrong";
+      continue;
+    }
+    EXPECT_EQ(status, 0);
+    Outcome info = run(kReport + " info " + out);
+    EXPECT_EQ(info.status, 0) << info.err;
+    EXPECT_EQ(info.err, "") << "a recording stopped by SIGTERM is whole";
+    EXPECT_NE(info.out.find("\nend "), std::string::npos) << info.out;
+  }
+}
+
 // Neither merge's output nor report -o is written through a link: a link
 // at the output is refused, one where merge used to write its partial
 // file is left alone, and each output replaces an existing file whole.
