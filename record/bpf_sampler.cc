@@ -1,5 +1,8 @@
 #include "record/bpf_sampler.h"
 
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/epoll.h>
@@ -293,6 +296,10 @@ void BpfSampler::attach_event(const SamplerConfig& config) {
   bpf_link* link = nullptr;
   switch (e.kind) {
     case EventSpec::Kind::kPerf:
+      if (config.per_task) {
+        per_task_ = config.sampling;  // opened on the targets as they are known
+        return;
+      }
       for (PerfEvent& event : open_sampling_events(e, config.sampling->rate, config.cpus)) {
         link = bpf_program__attach_perf_event(skel_->progs.sample_stack, event.fd.get());
         if (!link)
@@ -335,6 +342,19 @@ int BpfSampler::on_record(void* ctx, void* data, size_t size) {
     return -ECANCELED;  // stops libbpf's consume loop
   }
   return 0;
+}
+
+void BpfSampler::sample_task(uint32_t tid, bool on_exec) {
+  if (!per_task_)
+    return;
+  std::optional<PerfEvent> event = open_task_event(per_task_->event, per_task_->rate, tid, on_exec);
+  if (!event)
+    return;
+  // Not bpf_program__attach_perf_event(), which enables the event: one
+  // that waits for its exec must stay off until then.
+  if (ioctl(event->fd.get(), PERF_EVENT_IOC_SET_BPF, bpf_program__fd(skel_->progs.sample_stack)))
+    throw_bpf("attaching to the perf event of task " + std::to_string(tid), errno);
+  task_events_.push_back(std::move(event->fd));
 }
 
 void BpfSampler::add_pid(uint32_t pid) {

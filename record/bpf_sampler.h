@@ -64,6 +64,9 @@ struct SamplerConfig {
   std::vector<int> cpus;
   TaskFilter tasks = TaskFilter::kAll;
   int cgroup_fd = -1;  // an open cgroup v2 directory: only tasks in it and below
+  // The event is opened on each target task (sample_task()), not on each
+  // CPU: a command's or -p's events other than the CPU clock (samples_per_task).
+  bool per_task = false;
   Transport transport = Transport::kRingBuffer;
   size_t pages_per_cpu = 0;  // buffer size, a power of two
   // User stack each record copies, with the registers: SIZE of --call-graph
@@ -99,6 +102,10 @@ class BpfSampler {
 
   void add_pid(uint32_t pid);
   void add_tid(uint32_t tid);
+  // With SamplerConfig::per_task, samples the task `tid` and what it starts
+  // from now on (with `on_exec`, from its next exec); a task that is gone
+  // is passed over. Otherwise nothing.
+  void sample_task(uint32_t tid, bool on_exec = false);
 
   // Waits up to timeout_ms for the buffers to fill past their wakeup mark.
   // A signal ends the wait early; that is not an error.
@@ -144,6 +151,8 @@ class BpfSampler {
   std::unique_ptr<ring_buffer, RingDelete> ring_;  // kRingBuffer
   std::unique_ptr<PerfRing> perf_ring_;            // kPerfBuffers
   std::vector<std::unique_ptr<bpf_link, LinkDelete>> links_;
+  std::optional<Sampling> per_task_;   // what sample_task() opens
+  std::vector<UniqueFd> task_events_;  // its perf events, the program attached to each
   struct Pending {
     uint64_t time_ns;
     size_t word;  // where in arena_

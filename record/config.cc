@@ -127,6 +127,9 @@ SamplerConfig sampler_config(const RecordOptions& o, const Targets& t) {
                   .tasks = t.tasks,
                   .cgroup_fd = t.cgroup.get(),
                   .transport = choose_transport(o.transport)};
+  // perf opens a command's or -p's events per task; -C asks for CPUs.
+  c.per_task = c.sampling && samples_per_task(c.sampling->event) &&
+               t.tasks == TaskFilter::kProcesses && o.cpu_list.empty();
   c.user_stack_bytes = o.call_graph == format::CallGraph::kDwarf
                            ? std::min(o.user_stack_bytes, max_user_stack_bytes(c.transport))
                            : kLeafWindowBytes;

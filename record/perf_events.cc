@@ -156,8 +156,9 @@ EventSpec find_event(const std::string& name) {
   throw Error("-e " + name + ": unknown event; known events: " + all);
 }
 
-std::vector<PerfEvent> open_sampling_events(const EventSpec& event, const SamplingRate& rate,
-                                            const std::vector<int>& cpus) {
+namespace {
+
+perf_event_attr sampling_attr(const EventSpec& event, const SamplingRate& rate) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = event.type;
@@ -175,25 +176,10 @@ std::vector<PerfEvent> open_sampling_events(const EventSpec& event, const Sampli
   // half. Nothing is written to a perf buffer: the program returns 0.
   attr.sample_type = PERF_SAMPLE_CALLCHAIN;
   attr.sample_max_stack = 127;
+  return attr;
+}
 
-  std::vector<PerfEvent> events;
-  int err = 0;
-  for (int cpu : cpus) {
-    int fd =
-        static_cast<int>(syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
-    if (fd >= 0) {
-      events.push_back({cpu, UniqueFd(fd)});
-    } else if (errno != ENODEV) {  // ENODEV: the CPU went offline; skip it
-      err = errno;
-      break;
-    }
-  }
-  if (err == 0) {
-    if (events.empty())
-      throw Error("none of the requested CPUs is online");
-    return events;
-  }
-
+[[noreturn]] void throw_open_failure(const EventSpec& event, const SamplingRate& rate, int err) {
   switch (err) {
     case EACCES:
     case EPERM:
@@ -220,6 +206,51 @@ std::vector<PerfEvent> open_sampling_events(const EventSpec& event, const Sampli
     default:
       throw_errno("perf_event_open(" + event.name + ")", err);
   }
+}
+
+}  // namespace
+
+bool samples_per_task(const EventSpec& event) {
+  return event.kind == EventSpec::Kind::kPerf &&
+         !(event.type == PERF_TYPE_SOFTWARE && event.config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+std::optional<PerfEvent> open_task_event(const EventSpec& event, const SamplingRate& rate,
+                                         uint32_t tid, bool on_exec) {
+  perf_event_attr attr = sampling_attr(event, rate);
+  attr.inherit = 1;  // the threads and children it starts, as perf's per-task events
+  attr.disabled = on_exec;
+  attr.enable_on_exec = on_exec;
+  const int fd = static_cast<int>(
+      syscall(__NR_perf_event_open, &attr, static_cast<pid_t>(tid), -1, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd >= 0)
+    return PerfEvent{-1, UniqueFd(fd)};
+  if (errno == ESRCH)
+    return std::nullopt;  // it exited meanwhile
+  throw_open_failure(event, rate, errno);
+}
+
+std::vector<PerfEvent> open_sampling_events(const EventSpec& event, const SamplingRate& rate,
+                                            const std::vector<int>& cpus) {
+  perf_event_attr attr = sampling_attr(event, rate);
+  std::vector<PerfEvent> events;
+  int err = 0;
+  for (int cpu : cpus) {
+    int fd =
+        static_cast<int>(syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+    if (fd >= 0) {
+      events.push_back({cpu, UniqueFd(fd)});
+    } else if (errno != ENODEV) {  // ENODEV: the CPU went offline; skip it
+      err = errno;
+      break;
+    }
+  }
+  if (err == 0) {
+    if (events.empty())
+      throw Error("none of the requested CPUs is online");
+    return events;
+  }
+  throw_open_failure(event, rate, err);
 }
 
 }  // namespace ebprof::record

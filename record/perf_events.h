@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,21 @@ struct PerfEvent {
   int cpu = -1;
   UniqueFd fd;
 };
+
+// Whether `event` is sampled per task for a command or -p, as perf does:
+// an event other than the CPU clock, opened on each CPU, is shared by every
+// process there, and at a frequency its period follows their rate, so a
+// target's own page faults or switches are seldom or never sampled. The
+// CPU clock fires on time whoever runs.
+bool samples_per_task(const EventSpec& event);
+
+// Opens `event` sampling at `rate` on the task `tid` and, inherited, on the
+// threads and processes it starts from now on; with `on_exec`, only from
+// its next exec (a command's child, which is still the recorder until it
+// execs, as perf's enable_on_exec). nullopt when the task is gone. Throws
+// Error as open_sampling_events does.
+std::optional<PerfEvent> open_task_event(const EventSpec& event, const SamplingRate& rate,
+                                         uint32_t tid, bool on_exec);
 
 // Opens `event` sampling at `rate` on each of `cpus`, skipping CPUs that
 // went offline. Throws Error with the cause and the fix (privileges, no PMU

@@ -144,8 +144,11 @@ class Session {
                   o.embed_symbols ? std::optional<SymbolEmbedder>(std::in_place) : std::nullopt,
                   ledger_, header_.info.call_graph) {
     tracker_.refill();  // loading and verifying took a while
-    for (uint32_t pid : targets_.pids)
+    for (uint32_t pid : targets_.pids) {
       sampler_.add_pid(pid);
+      for (uint32_t tid : threads_of(pid))
+        sampler_.sample_task(tid);
+    }
     for (uint32_t tid : targets_.tids)
       sampler_.add_tid(tid);
   }
@@ -178,8 +181,11 @@ class Session {
 int Session::run() {
   if (!o_.command.empty()) {
     child_.emplace(ChildProcess::start(o_.command));
-    if (targets_.tasks == TaskFilter::kProcesses)
+    if (targets_.tasks == TaskFilter::kProcesses) {
       sampler_.add_pid(static_cast<uint32_t>(child_->pid()));
+      // From its exec on, and inherited by what it starts.
+      sampler_.sample_task(static_cast<uint32_t>(child_->pid()), /*on_exec=*/true);
+    }
     child_->run();
   }
   record_until_done();

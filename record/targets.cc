@@ -50,6 +50,19 @@ bool ProcessWatch::all_exited() const {
   return true;
 }
 
+std::vector<uint32_t> threads_of(uint32_t pid) {
+  std::vector<uint32_t> tids;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    const std::string name = entry.path().filename().string();
+    uint32_t tid = 0;
+    if (std::from_chars(name.data(), name.data() + name.size(), tid).ec == std::errc())
+      tids.push_back(tid);
+  }
+  return tids;
+}
+
 std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {
   for (uint32_t tid : tids)
     if (tid == 0 || !read_tgid(tid))

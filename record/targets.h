@@ -28,6 +28,9 @@ class ProcessWatch {
   std::vector<UniqueFd> pidfds_;  // by pids_; empty where pidfd_open failed
 };
 
+// The threads process `pid` has now; none when it is gone.
+std::vector<uint32_t> threads_of(uint32_t pid);
+
 // The threads of -t, each checked to exist now.
 std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids);
 

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -855,6 +857,43 @@ TEST(EndToEnd, SamplesOtherEventsAndSaysWhenOneIsMissing) {
         << hw.err;
     EXPECT_EQ(lines(hw.err), 1) << hw.err;
   }
+}
+
+// A command's software events are its own, counted per task as perf's are
+// (inherited by what it starts, from its exec on): opened per CPU they were
+// shared with every process there, and at the default frequency the
+// command's page faults were never sampled.
+TEST(EndToEnd, ACommandsEventsAreItsOwnAndItsChildrens) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("task-faults.data");
+  const std::string command = " -- sh -c '" + kHotcold + " 0.2 & " + kHotcold + " 0.2; wait'";
+  // The pids of the samples of each comm in `script`'s output.
+  auto pids_by_comm = [](const std::string& script) {
+    std::map<std::string, std::set<std::string>> out;
+    std::istringstream in(script);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      std::string comm, ids;
+      if (!line.empty() && line[0] != '\t' && words >> comm >> ids)
+        out[comm].insert(ids.substr(0, ids.find('/')));
+    }
+    return out;
+  };
+  for (int i = 0; i < 3; ++i) {
+    Outcome rec = run(kRecord + " -q -e page-faults -o " + data + command);
+    ASSERT_EQ(rec.status, 0) << rec.err;
+    const auto comms = pids_by_comm(run(kReport + " script -i " + data).out);
+    EXPECT_FALSE(comms.empty()) << "run " << i << ": no page fault of the command sampled";
+    for (const auto& [comm, pids] : comms)
+      EXPECT_TRUE(comm == "sh" || comm == "hotcold") << comm << ": not the command's";
+  }
+  // Every fault: both hotcold processes, the one sh forked included.
+  Outcome rec = run(kRecord + " -q -e page-faults -c 1 -o " + data + command);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const auto comms = pids_by_comm(run(kReport + " script -i " + data).out);
+  ASSERT_TRUE(comms.contains("hotcold"));
+  EXPECT_EQ(comms.at("hotcold").size(), 2u);
+  EXPECT_FALSE(comms.contains("ebprof-record")) << "sampled before its exec";
 }
 
 TEST(EndToEnd, RecordingsAreReadableOnlyByTheirOwnerAndQuietIsSilent) {
