@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A command's man page against its --help, the one list of options that
-# cannot be wrong, so that the page does not drift from it:
+# A command's man page and bash completion against its --help, the one
+# list of options that cannot be wrong, so that neither drifts from it:
 #
 #   help_drift.sh man BINARY MAN_PAGE
 #     Every option --help lists, of the command and of each subcommand, is
@@ -9,6 +9,13 @@
 #     --help lists ({a,b}) is named in its option's entry; each subcommand
 #     is a tag under COMMANDS; the version is the binary's; man renders the
 #     page without a warning (where man is installed).
+#
+#   help_drift.sh completion BINARY COMPLETION MAN_PAGE
+#     The completion offers exactly the options --help lists (after a
+#     subcommand, its own too), reads a value after exactly the options
+#     that take one, offers --help's choices, only values the man page
+#     names, files for a FILE and directories for a DIR, and (without
+#     subcommands) commands after the options.
 #
 # One line per disagreement, then a nonzero exit.
 set -euo pipefail
@@ -85,6 +92,10 @@ missing_from() {
   comm -23 <(sort -u <<<"$1") <(sort -u <<<"$2")
 }
 
+one_line() {
+  paste -sd' ' <<<"$1"
+}
+
 # Field $3 of the tab-separated lines of $2 whose first field is $1.
 field() {
   awk -F'\t' -v kind="$1" -v n="$3" '$1 == kind { print $n }' <<<"$2"
@@ -98,9 +109,9 @@ entry_of() {
 }
 
 case ${1:-}:$# in
-  man:3) ;;
+  man:3 | completion:4) ;;
   *)
-    echo "usage: help_drift.sh man BINARY MAN_PAGE" >&2
+    echo "usage: help_drift.sh man BINARY MAN_PAGE | completion BINARY COMPLETION MAN_PAGE" >&2
     exit 2
     ;;
 esac
@@ -169,7 +180,123 @@ names_word() {
   [[ " $2 " =~ [^$w]"$1"([^$w]|$) ]] || [[ $1 == *: && " $2 " == *[^$w]"$1"* ]]
 }
 
-check_man "$3"
+# What the completion offers for the words given, the last being completed,
+# one per line, in the current directory. Readline runs completions without
+# -e and -u: so does this.
+complete_words() {
+  (
+    set +eu
+    COMP_WORDS=("$@")
+    COMP_CWORD=$(($# - 1))
+    COMPREPLY=()
+    "$completer" >/dev/null 2>&1
+    printf '%s\n' "${COMPREPLY[@]}"
+  ) | sed '/^$/d'
+}
+
+check_completion() {
+  local script=$1 page=$2 man
+  # shellcheck source=/dev/null
+  source "$script"
+  completer=$(complete -p "$name" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "-F") print $(i + 1) }')
+  if [[ -z $completer ]]; then
+    fail "$script: registers no completion for $name"
+    return
+  fi
+  man=$(parse_man "$commands" "$page")
+  # Values are completed in an empty directory, so that only words come;
+  # files and directories beside one of each.
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+  files=$scratch/files
+  mkdir -p "$scratch/empty" "$files/tree"
+  touch "$files/recording.data"
+  cd "$scratch/empty"
+
+  local all_main
+  all_main=$(field option "$help" 2)
+  local key
+  for key in main $commands; do
+    local before=("$name") where=$name all=$all_main
+    if [[ $key != main ]]; then
+      before+=("$key") where="$name $key"
+      all=$(printf '%s\n%s\n' "$all_main" "$(field option "${help_of[$key]}" 2)")
+    fi
+    local offered
+    offered=$(complete_words "${before[@]}" -)
+    for o in $(missing_from "$all" "$offered"); do
+      fail "$script: '$where -<TAB>' does not offer $o, which --help lists"
+    done
+    for o in $(missing_from "$offered" "$all"); do
+      fail "$script: '$where -<TAB>' offers $o, which --help does not list"
+    done
+    while IFS=$'\t' read -r kind option valued choices; do
+      [[ $kind == option ]] && check_option_completion
+    done <<<"${help_of[$key]}"
+  done
+
+  if [[ -n $commands ]]; then
+    offered=$(complete_words "$name" "")
+    [[ $(sort <<<"$offered") == $(tr ' ' '\n' <<<"$commands" | sort) ]] ||
+      fail "$script: '$name <TAB>' offers '$(one_line "$offered")', not the commands '$(one_line "$commands")'"
+  else
+    grep -qx ls <<<"$(complete_words "$name" -- l)" ||
+      fail "$script: '$name -- l<TAB>' does not offer the command ls"
+    [[ -z $(complete_words "$name" ls -) ]] ||
+      fail "$script: '$name ls -<TAB>' offers $name's options, where the words are the command's"
+  fi
+}
+
+# One option of --help, read into option, valued and choices, completed
+# after the words in before (the command, and the subcommand of key), where
+# bare "-" offers what is in offered.
+check_option_completion() {
+  local after
+  after=$(complete_words "${before[@]}" "$option" -)
+  if ((valued == 0)); then
+    [[ $(sort <<<"$after") == $(sort <<<"$offered") ]] ||
+      fail "$script: '$where $option -<TAB>' does not offer the options: $option takes no value"
+    return
+  fi
+  [[ -z $after ]] || fail "$script: '$where $option -<TAB>' offers options: $option takes a value"
+  local values
+  values=$(complete_words "${before[@]}" "$option" "")
+  if [[ -n $choices ]]; then
+    local items
+    items=$(tr ',' '\n' <<<"$values")
+    [[ $(sort -u <<<"$items") == $(tr ' ' '\n' <<<"$choices" | sort -u) ]] ||
+      fail "$script: '$where $option <TAB>' offers '$(one_line "$values")', --help says {$choices}"
+  fi
+  local entry metavar
+  entry=$(entry_of "$man" "$key" "$option")
+  metavar=${entry%%$'\t'*} entry=${entry#*$'\t'}
+  local unnamed=()
+  for v in $(tr ',' '\n' <<<"$values" | sort -u); do
+    names_word "$v" "$entry" || unnamed+=("$v")
+  done
+  if ((${#unnamed[@]})); then
+    local more=""
+    ((${#unnamed[@]} <= 5)) || more=" and $((${#unnamed[@]} - 5)) more"
+    fail "$script: '$where $option <TAB>' offers what its man page entry does not name:" \
+      "${unnamed[*]:0:5}$more"
+  fi
+  # Beside a file and a directory: a FILE may be in either, a DIR is not
+  # the file.
+  local found
+  found=$(cd "$files" && complete_words "${before[@]}" "$option" "")
+  case $metavar in
+    FILE) grep -qx recording.data <<<"$found" ||
+      fail "$script: '$where $option <TAB>' does not offer files, for its $metavar" ;;
+    DIR) [[ $found == tree ]] ||
+      fail "$script: '$where $option <TAB>' offers '$(one_line "$found")', not only directories, for its $metavar" ;;
+  esac
+}
+
+if [[ $1 == man ]]; then
+  check_man "$3"
+else
+  check_completion "$3" "$4"
+fi
 if ((failures)); then
   echo "$failures disagreement(s) with $name --help" >&2
   exit 1
