@@ -2,7 +2,8 @@
 # The README's second command (and CI's): set up, build, run every test.
 #  1. the layers' includes (scripts/check-layers.sh);
 #  2. build/: the Release build, clang-tidy on the files the last commit
-#     changed (scripts/tidy.sh), its unit, golden and end-to-end tests;
+#     changed (scripts/tidy.sh), its unit, golden and end-to-end tests,
+#     and its Debian package, unpacked and run (scripts/check-package.sh);
 #  3. build-fuzz/: the reader and report built with clang, ASan and UBSan,
 #     their unit tests again, and a bounded libFuzzer run over them
 #     (EBPROF_FUZZ_SECONDS, default 60; results in docs/reliability.md).
@@ -14,6 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/tidy.sh"
 # End-to-end tests measure shares of a CPU-bound workload: run them one at a time.
 ctest --test-dir "$root/build" --output-on-failure
+"$root/scripts/check-package.sh" "$root/build"
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DEBPROF_BUILD_RECORD=OFF -DEBPROF_SANITIZE=ON -DEBPROF_FUZZ=ON \
