@@ -18,17 +18,19 @@ _ebprof_parse() {
   while ((i < COMP_CWORD)); do
     local word=${COMP_WORDS[i]}
     if [[ $word == -* && $valued == *" $word "* ]]; then
+      # Its value, up to the word being completed (words after it are
+      # not typed yet as far as this completion goes).
       j=$((i + 1))
       [[ ${COMP_WORDS[j]:-} == = ]] && ((j++))
-      local value=${COMP_WORDS[j]:-}
-      while [[ ${COMP_WORDS[j + 1]:-} == : ]] && ((j + 1 <= COMP_CWORD)); do
-        value+=:${COMP_WORDS[j + 2]:-}
+      local value=""
+      ((j <= COMP_CWORD)) && value=${COMP_WORDS[j]}
+      while ((j + 1 <= COMP_CWORD)) && [[ ${COMP_WORDS[j + 1]} == : ]]; do
+        value+=:
+        ((j + 2 <= COMP_CWORD)) && value+=${COMP_WORDS[j + 2]}
         ((j += 2))
       done
       if ((j >= COMP_CWORD)); then
-        opt=$word
-        cur=${value%"${value##*[!=]}"}  # "--opt=" alone: nothing typed yet
-        [[ ${COMP_WORDS[COMP_CWORD]} == = ]] && cur=""
+        opt=$word cur=$value
         return
       fi
       i=$((j + 1))

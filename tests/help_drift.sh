@@ -13,9 +13,9 @@
 #   help_drift.sh completion BINARY COMPLETION MAN_PAGE
 #     The completion offers exactly the options --help lists (after a
 #     subcommand, its own too), reads a value after exactly the options
-#     that take one, offers --help's choices, only values the man page
-#     names, files for a FILE and directories for a DIR, and (without
-#     subcommands) commands after the options.
+#     that take one, offers --help's choices (after --opt= too), only
+#     values the man page names, files for a FILE and directories for a
+#     DIR, and (without subcommands) commands after the options.
 #
 # One line per disagreement, then a nonzero exit.
 set -euo pipefail
@@ -266,6 +266,9 @@ check_option_completion() {
     items=$(tr ',' '\n' <<<"$values")
     [[ $(sort -u <<<"$items") == $(tr ' ' '\n' <<<"$choices" | sort -u) ]] ||
       fail "$script: '$where $option <TAB>' offers '$(one_line "$values")', --help says {$choices}"
+    # Typed as --opt=, readline puts the "=" in a word of its own.
+    [[ $(complete_words "${before[@]}" "$option" =) == "$values" ]] ||
+      fail "$script: '$where $option=<TAB>' offers other values than '$where $option <TAB>'"
   fi
   local entry metavar
   entry=$(entry_of "$man" "$key" "$option")
