@@ -131,9 +131,10 @@ _ebprof_record() {
 _ebprof_report_commands='script info dump diff merge'
 _ebprof_report_flags='-h --help --version --stdio --children --no-children -g --header
   --header-only --annotate --delimit --lines --no-demangle --no-inline --include-idle
-  --wakers --kernel-only --user-only'
+  --wakers --kernel-only --user-only --no-cache'
 _ebprof_report_valued='-i --input -o --output --max-memory --format -n --rows -s --sort
-  --percent-limit --call-graph --prefix --symfs --debug-dir --debuginfod-timeout --unwind
+  --percent-limit --call-graph --prefix --symfs --debug-dir --cache-dir --debuginfod-timeout
+  --unwind
   --pid --pids --tid --tids -c --comm --comms -C --cpu --time --view --weight
   -d --dso --dsos -S --symbol --symbols --max-stack'
 _ebprof_report_diff_valued='--normalize --join'
@@ -141,7 +142,7 @@ _ebprof_report_diff_valued='--normalize --join'
 _ebprof_report_value() {
   case $1 in
     -i | --input | -o | --output) _ebprof_reply_files -f ;;
-    --symfs | --debug-dir) _ebprof_reply_files -d ;;
+    --symfs | --debug-dir | --cache-dir) _ebprof_reply_files -d ;;
     --format) _ebprof_reply -W 'top folded script pprof flamegraph svg' ;;
     -s | --sort) _ebprof_reply_list 'comm pid tid cpu dso state symbol sym' ;;
     --call-graph) _ebprof_reply -W 'graph caller callee flat folded none' ;;
