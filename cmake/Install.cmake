@@ -25,7 +25,7 @@ foreach(command ${ebprof_commands})
     DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/${command}.1
     VERBATIM)
   list(APPEND man_pages ${page}.gz)
-  install(FILES completion/ebprof.bash
+  install(FILES scripts/ebprof-completion.bash
           DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ${command})
 endforeach()
 add_custom_target(ebprof_man_pages ALL DEPENDS ${man_pages})
