@@ -19,9 +19,11 @@ packages=(
 # Tests also check pprof output with the real client, go tool pprof, and
 # DWARF source lookups against eu-addr2line (elfutils), debuginfo fetched
 # from a local debuginfod server, and the flame graph page in a headless
-# browser (chromium); clang-tidy checks the files a change touches.
+# browser (chromium); clang-tidy checks the files a change touches;
+# libc's names are checked with its debuginfo (libc6-dbg), as the README
+# recommends it.
 if [[ ${1:-} == --test ]]; then
-  packages+=(golang-go elfutils debuginfod chromium clang-tidy)
+  packages+=(golang-go elfutils debuginfod chromium clang-tidy libc6-dbg)
 fi
 
 missing=()

@@ -149,11 +149,20 @@ void UserNames::name(const ProcessSymbols& space, uint64_t address, uint64_t loo
     out.push_back(std::move(base));
     return;
   }
-  for (const SourceFrame& s : *source) {
+  const SourceFrame* place = nullptr;  // where execution is, from a frame left out
+  for (size_t i = 0; i < source->size(); ++i) {
+    const SourceFrame& s = (*source)[i];
     // An inlined instance DWARF gives no name would otherwise take the
-    // containing function's: it is left out rather than named twice.
-    if (s.inlined && (s.function.empty() || !options_.inline_frames))
+    // containing function's: it is left out rather than named twice. So is
+    // a function inlined into itself (glibc's read, split by the compiler:
+    // read;__GI___libc_read), whose place goes to the frame around it.
+    const bool into_itself =
+        s.inlined && i + 1 < source->size() && s.function == (*source)[i + 1].function;
+    if (s.inlined && (s.function.empty() || !options_.inline_frames || into_itself)) {
+      if (into_itself && !place)
+        place = &s;
       continue;
+    }
     Frame f = base;
     // The function the address is in keeps its symbol's name, in every
     // mode: the one the symbol table's choice gives (malloc, not DWARF's
@@ -164,13 +173,14 @@ void UserNames::name(const ProcessSymbols& space, uint64_t address, uint64_t loo
       f.name = options_.demangle ? demangle(s.function) : s.function;
       f.kind = FrameKind::kInlined;
     }
-    f.file = s.file;
-    f.line = s.line;
-    if (options_.lines && s.line > 0) {
+    f.file = place ? place->file : s.file;
+    f.line = place ? place->line : s.line;
+    place = nullptr;
+    if (options_.lines && f.line > 0) {
       f.name += ' ';
-      f.name += basename_of(s.file);
+      f.name += basename_of(f.file);
       f.name += ':';
-      f.name += std::to_string(s.line);
+      f.name += std::to_string(f.line);
     }
     out.push_back(std::move(f));
   }
