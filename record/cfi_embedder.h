@@ -22,6 +22,8 @@ class CfiEmbedder {
   // The tables not written yet.
   std::vector<format::ElfCfi> drain();
   size_t binaries() const { return done_.size(); }
+  // Every binary new again: a new file (--switch-output) holds its own.
+  void forget() { done_.clear(); }
 
  private:
   std::set<std::string> done_;  // build-ids looked at, found or not

@@ -100,6 +100,7 @@ struct OutputFlags {
   std::string call_graph = "fp";
   std::string compression = "zstd";
   bool no_embed = false;
+  std::string switch_output;  // "" when not given
 };
 
 // perf's --call-graph syntax: fp, or dwarf with an optional stack size.
@@ -148,6 +149,14 @@ void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
   app.add_flag("--no-embed-symbols", flags.no_embed,
                "Do not embed the symbol tables of sampled binaries (smaller file; the report then "
                "needs the binaries)");
+  app.add_option("--switch-output", flags.switch_output,
+                 "Move on to a new file, renaming the last FILE.<UTC time> as perf does: on "
+                 "SIGUSR2 (signal, the default), once it holds SIZE (100M; B, K, M or G) or "
+                 "once it is TIME old (60s; s, m, h or d). Each file is a recording of its own")
+      ->expected(0, 1);
+  app.add_option("--switch-max-files", o.switch_max_files,
+                 "With --switch-output: keep only the newest N files, removing the oldest")
+      ->check(CLI::PositiveNumber);
   app.add_flag("-v,--verbose", o.verbose, "Print libbpf's log, including the verifier's");
   app.add_flag("-q,--quiet", o.quiet, "No status line while recording and no summary; errors only");
 }
@@ -178,6 +187,22 @@ std::optional<int> finish_options(const CLI::App& app, const OutputFlags& flags,
     return 2;
   }
   o.embed_symbols = !flags.no_embed;
+  if (app.count("--switch-output")) {
+    o.switch_output =
+        parse_switch_output(flags.switch_output.empty() ? "signal" : flags.switch_output);
+    if (!o.switch_output) {
+      std::fprintf(stderr,
+                   "ebprof-record: --switch-output=%s: expected signal, a size (100M; B, K, M or "
+                   "G) or a time (60s; s, m, h or d)\n",
+                   flags.switch_output.c_str());
+      return 2;
+    }
+  } else if (o.switch_max_files) {
+    std::fprintf(stderr,
+                 "ebprof-record: --switch-max-files needs --switch-output: add it (e.g. "
+                 "--switch-output=60s)\n");
+    return 2;
+  }
   return std::nullopt;
 }
 

@@ -18,6 +18,10 @@ uint64_t monotonic_ns() {
   return clock_ns(CLOCK_MONOTONIC);
 }
 
+uint64_t realtime_ns() {
+  return clock_ns(CLOCK_REALTIME);
+}
+
 format::RecordingInfo describe_host() {
   format::RecordingInfo info;
   info.writer_version = EBPROF_VERSION;

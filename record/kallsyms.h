@@ -57,6 +57,8 @@ class KernelSymbolIndex {
   // IP, then return addresses, looked up at address - 1 as the report does)
   // needs and that were not handed out yet.
   void take_new(std::span<const uint64_t> stack, std::vector<format::KernelSymbol>& out);
+  // Every symbol new again: a new file (--switch-output) holds its own.
+  void forget_taken() { taken_.assign(taken_.size(), false); }
 
   // The symbol `name`, or null: looked up once, by name, for from().
   const format::KernelSymbol* find(std::string_view name) const;

@@ -29,6 +29,18 @@ std::vector<format::LossCount> LossLedger::totals() const {
   return format::totals_by_cause(all());
 }
 
+std::vector<format::LossCount> LossLedger::file_totals() const {
+  std::vector<format::LossCount> out;
+  for (format::LossCount l : totals()) {
+    for (const format::LossCount& base : file_base_)
+      if (base.cause == l.cause && base.sample_kept == l.sample_kept)
+        l.count -= base.count;
+    if (l.count)
+      out.push_back(l);
+  }
+  return out;
+}
+
 uint64_t LossLedger::sum(bool sample_kept) const {
   uint64_t n = 0;
   for (const format::LossCount& l : all())

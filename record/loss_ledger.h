@@ -24,6 +24,10 @@ class LossLedger {
   std::optional<format::Losses> take_report(uint64_t now_ns);
   // Every loss so far by cause, summed over CPUs.
   std::vector<format::LossCount> totals() const;
+  // Totals since the last start_file() (--switch-output): each file's end
+  // frame holds its own, so that the files add up to the run.
+  std::vector<format::LossCount> file_totals() const;
+  void start_file() { file_base_ = totals(); }
   // Samples dropped, and samples written with part of their stack missing.
   uint64_t dropped() const { return sum(false); }
   uint64_t partial() const { return sum(true); }
@@ -35,6 +39,7 @@ class LossLedger {
   std::vector<format::LossCount> kernel_;
   uint64_t malformed_ = 0;
   std::map<std::pair<uint16_t, format::LossCause>, uint64_t> reported_;  // by CPU, cause
+  std::vector<format::LossCount> file_base_;                             // totals() at start_file()
 };
 
 }  // namespace ebprof::record

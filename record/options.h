@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "format/writer.h"
+#include "record/switch_output.h"
 
 namespace ebprof::record {
 
@@ -42,6 +44,10 @@ struct RecordOptions {
   std::string off_cpu_hook = "auto";  // --off-cpu-hook: auto (probed), tp_btf, raw_tp, tracepoint
   bool wakers = false;                // --wakers: who woke each blocked thread
   bool verbose = false;               // -v: libbpf's log, the verifier's included
+  // --switch-output[=signal|SIZE|TIME]: a new file now and then, the old
+  // one renamed FILE.<UTC time>; --switch-max-files: how many are kept.
+  std::optional<SwitchOutput> switch_output;
+  uint32_t switch_max_files = 0;
 };
 
 }  // namespace ebprof::record

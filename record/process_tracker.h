@@ -48,6 +48,12 @@ class ProcessTracker {
   // long before it.
   void advance(uint64_t time_ns);
 
+  // Every process's maps are to be written again on its next sample: a new
+  // file (--switch-output) holds the maps of the processes it samples.
+  void forget_written() {
+    for (auto& [pid, p] : processes_)
+      p.dirty = true;
+  }
   // Processes whose maps were written.
   size_t process_count() const { return written_; }
   // Side-band records the kernel dropped (its ring was full).

@@ -153,6 +153,26 @@ void Recorder::write_losses(uint64_t now_ns) {
     writer_.write(*report);
 }
 
+void Recorder::start_file() {
+  stacks_in_earlier_files_ += interner_.size();
+  interner_.restart();
+  comm_ids_.clear();
+  comms_defined_ = 0;
+  batch_.first_stack_id = 0;
+  batch_.first_comm_id = 0;
+  if (windows_) {
+    windows_->restart();
+    batch_.first_block_id = 0;
+    batch_.first_window_id = 0;
+  }
+  kernel_symbols_.forget_taken();
+  tracker_.forget_written();
+  if (embedder_)
+    embedder_->forget_taken();
+  if (cfi_)
+    cfi_->forget();
+}
+
 void Recorder::flush(uint64_t now_ns, bool force) {
   // Samples reach us well within a second of being taken: side-band events
   // older than that can be applied, and processes gone for long forgotten.

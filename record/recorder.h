@@ -49,6 +49,10 @@ class Recorder {
   void refresh_processes() { tracker_.refill(); }
   // Writes the pending batch if it is full or old enough (or if `force`).
   void flush(uint64_t now_ns, bool force = false);
+  // The writer has a new file (--switch-output), the last one's batch
+  // flushed: ids start from 0 again, and the maps, symbols and CFI the new
+  // file's samples need are written into it as if none had been.
+  void start_file();
 
   const RecorderStats& stats() const { return stats_; }
   // Writes a Losses frame with what the ledger counted since the last
@@ -56,7 +60,7 @@ class Recorder {
   void write_losses(uint64_t now_ns);
   // Stacks written: each batch defines those it uses, so a stack sampled in
   // several batches counts once in each.
-  uint32_t stack_count() const { return interner_.size(); }
+  uint64_t stack_count() const { return stacks_in_earlier_files_ + interner_.size(); }
   // --call-graph dwarf: distinct windows, and the bytes their blocks hold.
   uint32_t window_count() const { return windows_ ? windows_->windows() : 0; }
   uint64_t window_bytes() const { return windows_ ? windows_->distinct_bytes() : 0; }
@@ -112,6 +116,7 @@ class Recorder {
   // Intervals of this batch whose waker's record is still to come, by tid.
   std::unordered_map<uint32_t, size_t> awaiting_waker_;
   uint64_t batch_started_ns_ = 0;
+  uint64_t stacks_in_earlier_files_ = 0;
   RecorderStats stats_;
 };
 

@@ -32,9 +32,14 @@ namespace ebprof::record {
 namespace {
 
 volatile sig_atomic_t g_stop_signal = 0;
+volatile sig_atomic_t g_switch_signal = 0;  // --switch-output=signal: SIGUSR2 came
 
 void on_stop_signal(int sig) {
   g_stop_signal = sig;
+}
+
+void on_switch_signal(int) {
+  g_switch_signal = 1;
 }
 
 // While recording, SIGINT/SIGTERM ask for a clean stop (no SA_RESTART: the
@@ -111,6 +116,15 @@ Header read_header(const RecordOptions& o, const SamplerConfig& config) {
   return h;
 }
 
+// The output made anew (with O_EXCL), its header written: the first file,
+// or the next one after a switch (--switch-output), the last renamed.
+format::RecordingWriter open_next_output(const RecordOptions& o,
+                                         const format::RecordingInfo& info) {
+  auto writer = format::RecordingWriter::create(create_new(o.output, "-o"), o.output, o.writer);
+  writer.write(info);
+  return writer;
+}
+
 // Like perf: an existing recording is kept as FILE.old rather than lost.
 // The output is made anew with O_EXCL, never through a link, and exists
 // under its name while it grows, so that a killed recorder leaves it.
@@ -122,9 +136,7 @@ format::RecordingWriter open_output(const RecordOptions& o, const format::Record
   // rename(2) acts on names: a link at FILE.old is replaced, not followed.
   if (rename(o.output.c_str(), (o.output + ".old").c_str()) != 0 && errno != ENOENT)
     throw_errno("cannot move the existing " + o.output + " to " + o.output + ".old", errno);
-  auto writer = format::RecordingWriter::create(create_new(o.output, "-o"), o.output, o.writer);
-  writer.write(info);
-  return writer;
+  return open_next_output(o, info);
 }
 
 // One recording, its parts built in the order they depend on each other
@@ -151,12 +163,20 @@ class Session {
     }
     for (uint32_t tid : targets_.tids)
       sampler_.add_tid(tid);
+    if (o.switch_output)
+      switched_.emplace(o.switch_max_files);
   }
 
   int run();
 
  private:
   bool done(uint64_t now_ns);
+  bool switch_due(uint64_t now_ns);
+  // Ends the file under way (--switch-output) and goes on in a new one.
+  void switch_file(uint64_t now_ns);
+  // The file's last losses and its end frame, with its own totals.
+  void end_file(uint64_t end_ns);
+  uint64_t bytes_written() const { return bytes_in_earlier_files_ + writer_.bytes_written(); }
   int exit_status() const;
   void record_until_done();
   void finish();
@@ -176,6 +196,11 @@ class Session {
   std::optional<int> child_status_;          // the workload's wait status, once it ended by itself
   const ProcessWatch watch_{targets_.pids};  // -p: the end comes when they all have ended
   uint64_t deadline_ns_ = UINT64_MAX;
+  // --switch-output: the files left so far, and where the one under way began.
+  std::optional<SwitchedFiles> switched_;
+  uint64_t file_started_ns_ = 0;
+  uint64_t bytes_in_earlier_files_ = 0;
+  uint64_t lost_events_before_ = 0;  // the tracker's, in earlier files
 };
 
 int Session::run() {
@@ -217,8 +242,52 @@ int Session::exit_status() const {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 }
 
+bool Session::switch_due(uint64_t now_ns) {
+  if (!o_.switch_output)
+    return false;
+  switch (o_.switch_output->when) {
+    case SwitchOutput::When::kSignal: {
+      const bool asked = g_switch_signal != 0;
+      g_switch_signal = 0;
+      return asked;
+    }
+    case SwitchOutput::When::kSize:
+      return writer_.bytes_written() >= o_.switch_output->bytes;
+    case SwitchOutput::When::kTime:
+      return now_ns >= file_started_ns_ + o_.switch_output->period_ns;
+  }
+  return false;
+}
+
+// Between two batches, the ring buffer running on: what it holds goes into
+// the new file, so no sample is in two files or in none.
+void Session::switch_file(uint64_t now_ns) {
+  recorder_.flush(0, true);
+  end_file(now_ns);
+  const std::string kept = switched_->keep(o_.output, realtime_ns());
+  if (!o_.quiet)
+    std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
+  bytes_in_earlier_files_ += writer_.bytes_written();
+  format::RecordingInfo info = header_.info;
+  info.start_realtime_ns = realtime_ns();
+  info.start_monotonic_ns = now_ns;
+  writer_ = open_next_output(o_, info);
+  recorder_.start_file();
+  ledger_.start_file();
+  lost_events_before_ = tracker_.lost_events();
+  file_started_ns_ = now_ns;
+}
+
+void Session::end_file(uint64_t end_ns) {
+  recorder_.write_losses(end_ns);
+  writer_.write(format::RecordingEnd{end_ns, ledger_.file_totals(),
+                                     tracker_.lost_events() - lost_events_before_});
+  writer_.close();
+}
+
 void Session::record_until_done() {
   const uint64_t start_ns = monotonic_ns();
+  file_started_ns_ = start_ns;
   if (o_.duration_s > 0)
     deadline_ns_ = start_ns + static_cast<uint64_t>(o_.duration_s * 1e9);
   StatusLine status(o_.quiet, start_ns);
@@ -237,8 +306,10 @@ void Session::record_until_done() {
       recorder_.write_losses(now);
       next_loss_report_ns = now + kLossReportNs;
     }
+    if (switch_due(now))
+      switch_file(now);
     if (status.due(now))
-      status.show(now, {(now - start_ns) / 1e9, recorder_.stats().samples, writer_.bytes_written(),
+      status.show(now, {(now - start_ns) / 1e9, recorder_.stats().samples, bytes_written(),
                         ledger_.dropped()});
     if (done(now))
       break;
@@ -252,10 +323,12 @@ void Session::finish() {
   sampler_.consume([this](auto record) { recorder_.on_record(record); });
   recorder_.flush(0, true);
   ledger_.update_kernel(sampler_.losses());
-  const uint64_t end_ns = monotonic_ns();
-  recorder_.write_losses(end_ns);
-  writer_.write(format::RecordingEnd{end_ns, ledger_.totals(), tracker_.lost_events()});
-  writer_.close();
+  end_file(monotonic_ns());
+  if (switched_) {
+    const std::string kept = switched_->keep(o_.output, realtime_ns());
+    if (!o_.quiet)
+      std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
+  }
   if (tracker_.lost_events())
     std::fprintf(stderr,
                  "ebprof-record: warning: the kernel dropped %llu mapping events; maps of some "
@@ -276,8 +349,10 @@ void Session::print_summary() const {
                std::to_string(st.embed_ns / 1'000'000) + " ms";
   const std::string off_cpu =
       st.off_cpu ? ", of them " + std::to_string(st.off_cpu) + " intervals off CPU" : "";
+  const std::string where =
+      switched_ ? count_of(switched_->kept(), "file", "files") + " " + o_.output + ".*" : o_.output;
   std::fprintf(stderr, "[ ebprof-record: wrote %.3f MB to %s (%s%s, %s, %s, %llu lost%s%s) ]\n",
-               writer_.bytes_written() / 1e6, o_.output.c_str(),
+               bytes_written() / 1e6, where.c_str(),
                count_of(st.samples, "sample", "samples").c_str(), off_cpu.c_str(),
                count_of(recorder_.stack_count(), "stack definition", "stack definitions").c_str(),
                count_of(tracker_.process_count(), "process", "processes").c_str(),
@@ -293,6 +368,12 @@ int run_session(const RecordOptions& options) {
   // From the start: a stop asked for while the BPF programs load ends the
   // run before the output is touched, not with a header-only file.
   set_stop_handlers(on_stop_signal);
+  if (options.switch_output && options.switch_output->when == SwitchOutput::When::kSignal) {
+    struct sigaction sa {};
+    sa.sa_handler = on_switch_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, nullptr);
+  }
   return Session(options).run();
 }
 

@@ -37,6 +37,11 @@ class StackInterner {
   // Forgets every stack, ids going on: the next batch defines again the
   // stacks it uses, so that it needs no earlier batch to be read.
   void forget();
+  // Forgets every stack and numbers from 0 again: a new file (--switch-output).
+  void restart() {
+    forget();
+    first_id_ = 0;
+  }
 
   static constexpr size_t kMaxStacks = size_t{1} << 18;
   static constexpr size_t kMaxFrames = size_t{1} << 23;

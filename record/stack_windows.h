@@ -39,6 +39,11 @@ class StackWindows {
     blocks_.clear();
     windows_.clear();
   }
+  // Forgets them and numbers from 0 again: a new file (--switch-output).
+  void restart() {
+    forget();
+    next_block_ = next_window_ = 0;
+  }
 
   uint32_t windows() const { return next_window_; }  // ids handed out so far
   uint32_t blocks() const { return next_block_; }

@@ -100,4 +100,10 @@ std::vector<format::EmbeddedSymbols> SymbolEmbedder::drain() {
   return out;
 }
 
+void SymbolEmbedder::forget_taken() {
+  for (auto& [build_id, b] : binaries_)
+    b.taken.assign(b.taken.size(), false);
+  jit_taken_.clear();
+}
+
 }  // namespace ebprof::record

@@ -39,6 +39,9 @@ class SymbolEmbedder {
 
   // Binaries with at least one symbol written.
   size_t binaries() const { return embedded_; }
+  // Every symbol new again, tables kept: a new file (--switch-output)
+  // embeds what its own samples need.
+  void forget_taken();
 
  private:
   struct Binary {

@@ -78,7 +78,7 @@ _ebprof_record_flags='-h --help --version -g --no-embed-symbols -v --verbose -q 
   -a --all-cpus --off-cpu --off-cpu-only --wakers --user-threads-only --kernel-threads-only'
 _ebprof_record_valued='-o --output --transport -m --mmap-pages --call-graph --compression
   -F --freq -c --count -e --event -p --pid -t --tid -G --cgroup -C --cpu --duration
-  --min-block --max-block --state --off-cpu-hook'
+  --min-block --max-block --state --off-cpu-hook --switch-output --switch-max-files'
 # perf's names and aliases (record/perf_events.cc), and the kinds of probe.
 _ebprof_events='cpu-clock task-clock page-faults faults minor-faults major-faults
   context-switches cs cpu-migrations migrations alignment-faults emulation-faults
@@ -101,6 +101,7 @@ _ebprof_record_value() {
       ;;
     --state) _ebprof_reply_list 'R S D I other all' ;;
     --off-cpu-hook) _ebprof_reply -W 'auto tp_btf raw_tp tracepoint' ;;
+    --switch-output) _ebprof_reply -W 'signal 100M 60s' ;;
     *) COMPREPLY=() ;;  # a number, ids, a cgroup: nothing worth guessing
   esac
 }

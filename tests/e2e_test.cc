@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -986,6 +987,92 @@ TEST(BadInput, AMistypedCommandKeepsThePreviousRecording) {
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_EQ(slurp(out), "the previous recording");
   EXPECT_FALSE(fs::exists(out + ".old"));
+}
+
+// The files a --switch-output recording left at `out`, oldest first.
+std::vector<std::string> switched_files(const std::string& out) {
+  std::vector<std::string> files;
+  const fs::path dir = fs::path(out).parent_path();
+  const std::string prefix = fs::path(out).filename().string() + ".";
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(prefix) && name != prefix + "old")
+      files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The samples a recording holds, as info counts them.
+uint64_t samples_in(const std::string& file) {
+  const std::string info = run(kReport + " info " + file).out;
+  const size_t at = info.find("\nsamples ");
+  return at == std::string::npos ? 0 : std::stoull(info.substr(at + 9));
+}
+
+// A recording switched to a new file every second: each file a whole
+// recording of its own (read alone: header, maps, symbols, end frame), the
+// hot chains' shares right over all of them, and not a sample lost or
+// counted twice at a switch.
+TEST(EndToEnd, SwitchOutputLeavesWholeRecordingsThatAddUp) {
+  REQUIRE_BPF();
+  const fs::path dir = fresh_dir("switch_output");
+  const std::string out = (dir / "perf.data").string();
+  Outcome rec = run(kRecord + " -F 499 --switch-output=1s -o " + out + " -- " + kHotcold + " 6");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const std::vector<std::string> files = switched_files(out);
+  ASSERT_GE(files.size(), 5u) << rec.err;
+  EXPECT_FALSE(fs::exists(out)) << "the last file is renamed too";
+  uint64_t samples = 0;
+  std::string inputs;
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    EXPECT_TRUE(std::regex_match(fs::path(f).filename().string(),
+                                 std::regex(R"(perf\.data\.\d{16}(-\d+)?)")));
+    Outcome info = run(kReport + " info " + f);
+    EXPECT_EQ(info.err, "") << "a file of its own reads without a warning";
+    EXPECT_NE(info.out.find("\nend "), std::string::npos) << info.out;
+    samples += samples_in(f);
+    inputs += " -i " + f;
+  }
+  std::smatch total;
+  ASSERT_TRUE(std::regex_search(rec.err, total, std::regex(R"(\((\d+) samples)"))) << rec.err;
+  EXPECT_EQ(samples, std::stoull(total[1])) << rec.err;
+  // A middle file names the hot chains on its own.
+  Shares middle = hotcold_shares(run(kReport + " -i " + files[2] + " --format folded").out);
+  EXPECT_GT(middle.via_a, 0u);
+  EXPECT_GT(middle.via_b, 0u);
+  const std::string folded = run(kReport + inputs + " --format folded").out;
+  Shares all = hotcold_shares(folded);
+  ASSERT_GE(all.total, 1000u);
+  EXPECT_NEAR(all.pct_a(), 70, 10);
+  EXPECT_NEAR(all.pct_b(), 30, 10);
+  // The files by their directory, by a pattern, or merged into one.
+  EXPECT_EQ(run(kReport + " -i " + dir.string() + " --format folded").out, folded);
+  EXPECT_EQ(run(kReport + " -i '" + out + ".*' --format folded").out, folded);
+  const std::string day = temp_file("switched-day.data");
+  Outcome merged = run(kReport + " merge -o " + day + " " + dir.string());
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(run(kReport + " -i " + day + " --format folded").out, folded);
+
+  // --switch-max-files keeps the newest; SIGUSR2 switches on demand.
+  const fs::path kept = fresh_dir("switch_max");
+  const std::string out2 = (kept / "perf.data").string();
+  rec = run(kRecord + " -q --switch-output=1s --switch-max-files=2 -o " + out2 + " -- " + kHotcold +
+            " 4");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  EXPECT_EQ(switched_files(out2).size(), 2u);
+  const fs::path signalled = fresh_dir("switch_signal");
+  const std::string out3 = (signalled / "perf.data").string();
+  const pid_t pid = spawn({kRecord, "-q", "--switch-output", "-o", out3, "--", kHotcold, "2"});
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  kill(pid, SIGUSR2);
+  EXPECT_EQ(wait_exit(pid), 0);
+  const std::vector<std::string> two = switched_files(out3);
+  ASSERT_EQ(two.size(), 2u);
+  for (const std::string& f : two)
+    EXPECT_GT(samples_in(f), 0u) << f;
 }
 
 // SIGTERM at any moment of the start (the BPF programs loading, the output

@@ -186,7 +186,9 @@ std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
   app.set_version_flag("--version", version_line("ebprof-report"));
   // One file each time, as perf's -i: `-i a.data script` reads a.data.
   auto* input = app.add_option("-i,--input", o.inputs,
-                               "Recording to read; repeat it to report on several as one")
+                               "Recording to read, a directory of them or a quoted pattern "
+                               "('host.data.*', in name order); repeat it to report on several "
+                               "as one")
                     ->capture_default_str()
                     ->allow_extra_args(false);
   add_output_options(app, o);

@@ -1,8 +1,12 @@
 #include "report/run/plan.h"
 
+#include <glob.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "common/error.h"
+#include "format/reader.h"
 #include "report/load/summary.h"
 #include "report/run/memory_budget.h"
 
@@ -39,6 +43,55 @@ Weight parse_weight(const std::string& name) {
   throw Error("--weight " + name + ": use auto, samples or time");
 }
 
+// The recordings in `dir`, by name: for the files of --switch-output
+// (FILE.<UTC time>), time order.
+std::vector<std::string> recordings_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec))
+      continue;
+    try {
+      format::read_version(entry.path().string());
+      out.push_back(entry.path().string());
+    } catch (const Error&) {
+      // not a recording: a directory of them may hold other files
+    }
+  }
+  if (ec)
+    throw Error(ec.message() + " reading the directory " + dir + ": give a readable one");
+  if (out.empty())
+    throw Error(dir + " holds no ebprof recording: give a recording, or a directory of them");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Each input as given, a directory as the recordings in it, a pattern that
+// names no file (-i 'perf.data.*', quoted) as the files it matches, by name.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const std::string& in : given) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(in, ec)) {
+      std::vector<std::string> found = recordings_in(in);
+      out.insert(out.end(), found.begin(), found.end());
+      continue;
+    }
+    if (in.find_first_of("*?[") == std::string::npos || std::filesystem::exists(in, ec)) {
+      out.push_back(in);
+      continue;
+    }
+    glob_t matches{};
+    const int rc = glob(in.c_str(), 0, nullptr, &matches);
+    if (rc == 0)
+      out.insert(out.end(), matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+    globfree(&matches);
+    if (rc != 0)
+      throw Error(in + ": no file matches: check the pattern (quote it for ebprof-report)");
+  }
+  return out;
+}
+
 std::vector<std::string> inputs_of(const ReportOptions& o) {
   switch (o.command) {
     case Command::kDiff:
@@ -48,7 +101,7 @@ std::vector<std::string> inputs_of(const ReportOptions& o) {
     case Command::kMerge:
       if (o.output.empty())
         throw Error("merge needs -o FILE: where to write the merged recording");
-      return o.files;
+      return expand_inputs(o.files);
     case Command::kInfo:
     case Command::kDump:
     case Command::kReport: {  // `script FILE`
@@ -56,7 +109,7 @@ std::vector<std::string> inputs_of(const ReportOptions& o) {
       std::vector<std::string> inputs =
           o.inputs_given || o.files.empty() ? o.inputs : std::vector<std::string>{};
       inputs.insert(inputs.end(), o.files.begin(), o.files.end());
-      return inputs;
+      return expand_inputs(inputs);
     }
   }
   return o.inputs;
