@@ -12,6 +12,7 @@
 #include "record/kallsyms.h"
 #include "record/perf_events.h"
 #include "record/proc_maps.h"
+#include "record/switch_output.h"
 
 extern "C" __attribute__((noinline)) void ebprof_parser_test_marker() {
   asm volatile("");
@@ -260,6 +261,41 @@ TEST(CpuList, ParsesRangesAndRejectsGarbage) {
   EXPECT_THROW(parse_cpu_list("a"), Error);
   EXPECT_THROW(parse_cpu_list(""), Error);
   EXPECT_FALSE(online_cpus().empty());
+}
+
+TEST(SwitchOutput, PerfsValues) {
+  using When = SwitchOutput::When;
+  EXPECT_EQ(parse_switch_output("signal")->when, When::kSignal);
+  EXPECT_EQ(parse_switch_output("100M")->bytes, 100u << 20);
+  EXPECT_EQ(parse_switch_output("5B")->bytes, 5u);
+  EXPECT_EQ(parse_switch_output("2G")->bytes, uint64_t{2} << 30);
+  EXPECT_EQ(parse_switch_output("30s")->period_ns, 30'000'000'000u);
+  EXPECT_EQ(parse_switch_output("2h")->period_ns, 7'200'000'000'000u);
+  EXPECT_EQ(parse_switch_output("1d")->when, When::kTime);
+  for (const char* bad : {"", "0s", "10", "10x", "s", "1.5m", "-1s", "99999999999999999999G"})
+    EXPECT_FALSE(parse_switch_output(bad)) << bad;
+}
+
+TEST(SwitchOutput, FilesAreNamedByTheirUtcTimeAndTheOldestGo) {
+  // 2026-12-01 10:05:07.89 UTC
+  const uint64_t t = 1'796'119'507'890'000'000;
+  EXPECT_EQ(switched_name("dir/perf.data", t), "dir/perf.data.2026120110050789");
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "switched";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "x.data").string();
+  SwitchedFiles files(2);
+  for (int i = 0; i < 3; ++i) {
+    std::ofstream(out) << i;
+    files.keep(out, t);  // one name taken twice: never replaced
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(switched_name(out, t))) << "the oldest, removed";
+  EXPECT_EQ(files.files(),
+            (std::deque<std::string>{switched_name(out, t) + "-1", switched_name(out, t) + "-2"}));
+  std::ifstream last(switched_name(out, t) + "-2");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(last), {}), "2");
+  EXPECT_EQ(files.kept(), 3u);
 }
 
 }  // namespace
