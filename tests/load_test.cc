@@ -31,23 +31,51 @@ std::vector<Recording> load(const std::string& path, const SampleFilter& filter 
 TEST(SampleFilter, ListsTimeAndIdle) {
   const uint64_t start = 100'000'000'000;  // the recording began at 100 s
   format::Sample s{start + 2'500'000'000, 7, 8, 1, 0, 0};
-  EXPECT_TRUE(keeps({}, s, "app", start));
-  EXPECT_FALSE(keeps({}, format::Sample{start, 0, 0, 0, 0, 0}, "swapper/0", start));
-  EXPECT_TRUE(keeps({.include_idle = true}, format::Sample{start, 0, 0, 0, 0, 0}, "x", start));
-  EXPECT_FALSE(keeps({.pids = {9}}, s, "app", start));
-  EXPECT_TRUE(keeps({.tids = {8, 9}}, s, "app", start));
-  EXPECT_FALSE(keeps({.cpus = {0}}, s, "app", start));
-  EXPECT_FALSE(keeps({.comms = {"other"}}, s, "app", start));
+  const StartTime clock{start, 0};
+  EXPECT_TRUE(keeps({}, s, "app", clock));
+  EXPECT_FALSE(keeps({}, format::Sample{start, 0, 0, 0, 0, 0}, "swapper/0", clock));
+  EXPECT_TRUE(keeps({.include_idle = true}, format::Sample{start, 0, 0, 0, 0, 0}, "x", clock));
+  EXPECT_FALSE(keeps({.pids = {9}}, s, "app", clock));
+  EXPECT_TRUE(keeps({.tids = {8, 9}}, s, "app", clock));
+  EXPECT_FALSE(keeps({.cpus = {0}}, s, "app", clock));
+  EXPECT_FALSE(keeps({.comms = {"other"}}, s, "app", clock));
   SampleFilter window;
   parse_time_window("2,3", window);  // relative: [102 s, 103 s)
-  EXPECT_TRUE(keeps(window, s, "app", start));
+  EXPECT_TRUE(keeps(window, s, "app", clock));
   parse_time_window(",2.5", window);
-  EXPECT_FALSE(keeps(window, s, "app", start));  // the end is exclusive
+  EXPECT_FALSE(keeps(window, s, "app", clock));  // the end is exclusive
   parse_time_window("102.6,", window);           // absolute
-  EXPECT_FALSE(keeps(window, s, "app", start));
+  EXPECT_FALSE(keeps(window, s, "app", clock));
   EXPECT_THROW(parse_time_window("3", window), Error);
   EXPECT_THROW(parse_time_window("3,2", window), Error);
   EXPECT_THROW(parse_time_window("a,b", window), Error);
+}
+
+// --time as dates, as rotated files are looked through: the recording's
+// two clocks place each sample.
+TEST(SampleFilter, TimeAsDatesLocalOrUtc) {
+  // Started 2026-12-01 10:00:00 UTC, at 100 s of CLOCK_MONOTONIC.
+  const StartTime start{100'000'000'000, 1'796'119'200'000'000'000};
+  const format::Sample at_5s{start.monotonic_ns + 5'000'000'000, 7, 8, 1, 0, 0};
+  SampleFilter f;
+  parse_time_window("2026-12-01T10:00:04Z,2026-12-01T10:00:06Z", f);
+  EXPECT_TRUE(keeps(f, at_5s, "app", start));
+  parse_time_window("2026-12-01T10:00:05.5Z,", f);
+  EXPECT_FALSE(keeps(f, at_5s, "app", start));
+  parse_time_window(",2026-12-01 10:00:05Z", f);
+  EXPECT_FALSE(keeps(f, at_5s, "app", start)) << "the end is exclusive";
+  parse_time_window("4,2026-12-01T10:00:05.001Z", f);  // seconds and a date together
+  EXPECT_TRUE(keeps(f, at_5s, "app", start));
+  // Local time: as the machine's zone says, here whatever TZ is.
+  setenv("TZ", "CET-1", 1);  // UTC+1, as a POSIX zone: no tzdata needed
+  tzset();
+  parse_time_window("2026-12-01T11:00:04,2026-12-01T11:00:06", f);
+  EXPECT_TRUE(keeps(f, at_5s, "app", start));
+  unsetenv("TZ");
+  tzset();
+  for (const char* bad : {"2026-12-01T10:00,", "2026-13-01T10:00:00x,", ",2026-12-01T10:00:00+01"})
+    EXPECT_THROW(parse_time_window(bad, f), Error) << bad;
+  EXPECT_THROW(parse_time_window("2026-12-01T10:00:06Z,2026-12-01T10:00:05Z", f), Error);
 }
 
 // One key per distinct (process, thread, CPU, capture, comm, stack): the

@@ -159,7 +159,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
     }
     ++r.recorded_samples;
     const uint32_t comm_id = comm(s.comm_id);
-    if (!keeps(filter_, s, comms_.names()[comm_id], r.info.start_monotonic_ns)) {
+    if (!keeps(filter_, s, comms_.names()[comm_id], start_of(r.info))) {
       r.idle_samples += s.pid == 0 && !filter_.include_idle;
       continue;
     }

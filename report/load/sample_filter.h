@@ -19,16 +19,19 @@ struct SampleFilter {
   std::vector<std::string> comms;
   // --time START,END in seconds: from the start of the recording, or
   // absolute (CLOCK_MONOTONIC, as `--format script` prints times) when at
-  // least the recording's start. Either side may be open.
+  // least the recording's start. Either side may be open, or a date and
+  // time (CLOCK_REALTIME, in nanoseconds), which holds across recordings.
   std::optional<double> time_start_s, time_end_s;
+  std::optional<uint64_t> wall_start_ns, wall_end_ns;
   bool include_idle = false;  // the idle task (pid 0) is left out unless asked for
   // --view: samples on CPU, intervals off CPU (--off-cpu), or both; unset:
   // on CPU, or off CPU for a recording made with --off-cpu-only.
   std::optional<View> view;
 };
 
-// Parses --time "START,END" ("1.5,3", ",2", "8812.5,"). Throws Error when
-// malformed.
+// Parses --time "START,END" ("1.5,3", ",2", "8812.5,"), either side also a
+// date and time, local or UTC ("2026-12-01T10:00:00", "...10:00:00.5Z").
+// Throws Error when malformed.
 void parse_time_window(const std::string& text, SampleFilter& filter);
 
 // What `filter`'s --view shows; without one, what the recording holds:
@@ -38,9 +41,18 @@ inline bool in_view(View view, const format::Sample& s) {
   return view == View::kWall || (view == View::kOnCpu) == (s.blocked_ns == 0);
 }
 
+// When a recording started, on both clocks: sample times are CLOCK_MONOTONIC.
+struct StartTime {
+  uint64_t monotonic_ns = 0;
+  uint64_t realtime_ns = 0;
+};
+inline StartTime start_of(const format::RecordingInfo& info) {
+  return {info.start_monotonic_ns, info.start_realtime_ns};
+}
+
 // Whether `filter` keeps sample `s` of command `comm` from a recording that
-// started at `start_ns` (CLOCK_MONOTONIC).
+// started at `start`.
 bool keeps(const SampleFilter& filter, const format::Sample& s, const std::string& comm,
-           uint64_t start_ns);
+           StartTime start);
 
 }  // namespace ebprof::report

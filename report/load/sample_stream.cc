@@ -34,7 +34,7 @@ class SampleStream : public format::RecordingVisitor {
       if (!in_view(view, s))
         continue;
       const uint32_t comm = this->comm(s.comm_id);
-      if (!keeps(filter_, s, comms_.names()[comm], r.info.start_monotonic_ns))
+      if (!keeps(filter_, s, comms_.names()[comm], start_of(r.info)))
         continue;
       kept_.emplace_back(SampleKey{.stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns),
                                              s.stack_id, s.window_id},

@@ -107,8 +107,9 @@ void add_filter_options(CLI::App& app, ReportOptions& o) {
   f->add_option("-c,--comm,--comms", o.comms, "Only these commands")->delimiter(',');
   f->add_option("-C,--cpu", o.cpus, "Only samples on these CPUs")->delimiter(',');
   f->add_option("--time", o.time,
-                "Only samples in START,END: seconds from the start, or absolute as script "
-                "prints them; either side may be empty");
+                "Only samples in START,END: seconds from the start, absolute as script "
+                "prints them, or a date and time (2026-12-01T10:00:00 local, ...Z for UTC); "
+                "either side may be empty");
   f->add_flag("--include-idle", o.include_idle, "Count the idle task (pid 0) too");
   f->add_flag("--wakers", o.wakers,
               "Show who woke each blocked thread (recorded with --wakers): its stack above a "
