@@ -133,7 +133,7 @@ _ebprof_report_commands='script info dump diff merge'
 _ebprof_report_flags='-h --help --version --stdio --children --no-children -g --header
   --header-only --annotate --delimit --lines --no-demangle --no-inline --include-idle
   --wakers --kernel-only --user-only --no-cache'
-_ebprof_report_valued='-i --input -o --output --max-memory --format -n --rows -s --sort
+_ebprof_report_valued='-i --input -o --output --max-memory --split --format -n --rows -s --sort
   --percent-limit --call-graph --prefix --symfs --debug-dir --cache-dir --debuginfod-timeout
   --unwind
   --pid --pids --tid --tids -c --comm --comms -C --cpu --time --view --weight

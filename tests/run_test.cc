@@ -132,6 +132,28 @@ TEST(Plan, InputsFollowTheCommand) {
   EXPECT_THROW(make_plan(o), Error) << "merge needs -o";
 }
 
+TEST(Plan, SplitIsPprofIntoADirectoryBySlicesOfASecondOrMore) {
+  ReportOptions o;
+  o.format = "pprof";
+  o.output = "slices";
+  o.split = "5m";
+  const Plan plan = make_plan(o);
+  EXPECT_EQ(plan.split_ns, 300'000'000'000u);
+  EXPECT_EQ(plan.samples.split_ns, plan.split_ns) << "the load tells slices apart";
+  o.split = "90";
+  EXPECT_EQ(make_plan(o).split_ns, 90'000'000'000u) << "seconds alone";
+  for (const char* bad : {"0s", "1.5s", "10x", "s", "400d"}) {
+    o.split = bad;
+    EXPECT_THROW(make_plan(o), Error) << bad;
+  }
+  o.split = "1h";
+  o.format = "folded";
+  EXPECT_THROW(make_plan(o), Error) << "only pprof is split";
+  o.format = "pprof";
+  o.output.clear();
+  EXPECT_THROW(make_plan(o), Error) << "the files need a directory";
+}
+
 TEST(Plan, BadValuesAreOneLineErrors) {
   auto bad = [](auto edit) {
     ReportOptions o;

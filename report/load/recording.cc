@@ -174,6 +174,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
                                   s.waker_stack_id}
                        : StackRef{},
         .waker_comm = woken ? comm(s.waker_comm_id) : 0,
+        .slice = slice_of(filter_, s, start_of(r.info)),
     };
     if (const uint64_t i = uint64_t{s.stack_id} - batch.first_stack_id;
         i < used.size() && !used[i]) {

@@ -23,6 +23,9 @@ struct SampleFilter {
   // time (CLOCK_REALTIME, in nanoseconds), which holds across recordings.
   std::optional<double> time_start_s, time_end_s;
   std::optional<uint64_t> wall_start_ns, wall_end_ns;
+  // --split: samples are told apart by their slice of wall-clock time of
+  // this length (SampleKey::slice), at least a second; 0 without.
+  uint64_t split_ns = 0;
   bool include_idle = false;  // the idle task (pid 0) is left out unless asked for
   // --view: samples on CPU, intervals off CPU (--off-cpu), or both; unset:
   // on CPU, or off CPU for a recording made with --off-cpu-only.
@@ -48,6 +51,14 @@ struct StartTime {
 };
 inline StartTime start_of(const format::RecordingInfo& info) {
   return {info.start_monotonic_ns, info.start_realtime_ns};
+}
+
+// The wall-clock slice of `filter.split_ns` that sample `s` is in.
+inline uint32_t slice_of(const SampleFilter& filter, const format::Sample& s, StartTime start) {
+  return filter.split_ns
+             ? static_cast<uint32_t>((start.realtime_ns + (s.time_ns - start.monotonic_ns)) /
+                                     filter.split_ns)
+             : 0;
 }
 
 // Whether `filter` keeps sample `s` of command `comm` from a recording that

@@ -40,6 +40,9 @@ struct SampleKey {
   // when nobody is known.
   StackRef waker;
   uint32_t waker_comm = 0;
+  // --split: which slice of wall-clock time (seconds since 1970 over the
+  // slice's length); 0 without.
+  uint32_t slice = 0;
   bool operator==(const SampleKey&) const = default;
 };
 
@@ -81,11 +84,11 @@ struct StackRefHash {
 struct SampleKeyHash {
   size_t operator()(const SampleKey& k) const {
     // Every field: a key struct that grows must grow its hash too.
-    static_assert(sizeof(SampleKey) == 56, "hash the new field of SampleKey");
+    static_assert(sizeof(SampleKey) == 60, "hash the new field of SampleKey");
     size_t h = StackRefHash{}(k.stack);
     for (uint64_t v :
          {uint64_t{k.tid}, uint64_t{k.comm}, uint64_t{k.cpu}, static_cast<uint64_t>(k.state),
-          uint64_t{StackRefHash{}(k.waker)}, uint64_t{k.waker_comm}})
+          uint64_t{StackRefHash{}(k.waker)}, uint64_t{k.waker_comm}, uint64_t{k.slice}})
       h = hash_combine(h, v);
     return h;
   }

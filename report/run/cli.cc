@@ -21,6 +21,10 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
   app.add_option("-o,--output", o.output, "Write the report to this file (default: stdout)");
   app.add_flag("--stdio")->description(
       "Text output: the only interface there is (accepted for perf's habit)");
+  app.add_option("--split", o.split,
+                 "With --format pprof and -o DIR: one profile per DURATION of wall-clock time "
+                 "(60s, 5m, 1h; at least 1s), each stamped with its slice's time, as "
+                 "continuous-profiling backends (Pyroscope, Parca) take them");
   app.add_option("--max-memory", o.max_memory,
                  "Stop with an error rather than take more memory than this, as 512M or 4G "
                  "(default: 3/4 of this machine's)")

@@ -3,6 +3,7 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 
 #include "common/error.h"
@@ -92,6 +93,30 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& given) {
   return out;
 }
 
+// --split's DURATION: 60s, 5m, 1h, 1d or seconds alone; at least a second
+// (slices are numbered in seconds since 1970 over their length).
+uint64_t parse_split(const ReportOptions& o) {
+  if (o.split.empty())
+    return 0;
+  const std::string usage = "--split " + o.split + ": ";
+  uint64_t n = 0;
+  const char* end = o.split.data() + o.split.size();
+  const auto [unit, ec] = std::from_chars(o.split.data(), end, n);
+  const std::string_view suffix(unit, end - unit);
+  const uint64_t factor = suffix.empty() || suffix == "s" ? 1
+                          : suffix == "m"                 ? 60
+                          : suffix == "h"                 ? 3600
+                          : suffix == "d"                 ? 86400
+                                                          : 0;
+  if (ec != std::errc() || n == 0 || factor == 0 || n > 366 * 86400 / factor)
+    throw Error(usage + "expected a duration of at least 1s, as 60s, 5m or 1h");
+  if (o.command != Command::kReport || o.format != "pprof")
+    throw Error(usage + "splits pprof output: add --format pprof");
+  if (o.output.empty())
+    throw Error(usage + "writes one file per slice: give the directory with -o DIR");
+  return n * factor * 1'000'000'000;
+}
+
 std::vector<std::string> inputs_of(const ReportOptions& o) {
   switch (o.command) {
     case Command::kDiff:
@@ -170,6 +195,8 @@ Plan make_plan(const ReportOptions& given) {
   plan.output = o.output;
   plan.max_memory = o.max_memory ? o.max_memory : default_memory_budget();
   plan.samples = sample_filter(o);
+  plan.split_ns = parse_split(o);
+  plan.samples.split_ns = plan.split_ns;
   plan.stacks = stack_filter(o);
   plan.symbols = symbolize_options(o);
   plan.debuginfod_timeout_s = o.debuginfod_timeout_s;

@@ -34,7 +34,8 @@ struct Plan {
   // The recordings to read: -i's (with info's and dump's FILEs), diff's
   // BASE and NEW, merge's inputs.
   std::vector<std::string> inputs;
-  std::string output;       // -o; "" for stdout
+  std::string output;       // -o; "" for stdout; with --split, a directory
+  uint64_t split_ns = 0;    // --split: pprof files per slice of this length
   uint64_t max_memory = 0;  // --max-memory, or the machine's default_memory_budget()
   SampleFilter samples;
   StackFilter stacks;

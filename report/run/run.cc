@@ -27,6 +27,7 @@
 #include "report/write/dump_writer.h"
 #include "report/write/frame_text.h"
 #include "report/write/info_writer.h"
+#include "report/write/pprof_writer.h"
 #include "report/write/script_writer.h"
 
 namespace ebprof::report {
@@ -239,9 +240,23 @@ void write_report(const Plan& plan, std::ostream& out) {
 
 namespace {
 
+// --split: files into -o's directory rather than one stream.
+void run_split(const Plan& plan) {
+  Stages stages(plan);
+  const std::vector<Recording>& all = stages.load(plan, plan.inputs);
+  check_view(plan, all);
+  const std::span<const Recording> sides[] = {all};
+  const size_t files = write_pprof_slices(
+      plan.output, stages.aggregate(plan, all, unit_for(plan, sides)), plan.split_ns);
+  std::fprintf(stderr, "ebprof-report: wrote %s to %s\n",
+               count_of(files, "profile", "profiles").c_str(), plan.output.c_str());
+}
+
 void run_planned(const Plan& plan) {
   if (plan.command == Command::kMerge)
     return run_merge(plan);
+  if (plan.split_ns)
+    return run_split(plan);
   // -o naming an input (-i defaults to ebprof.data) would truncate the
   // recording before reading it.
   for (const std::string& in : plan.inputs)

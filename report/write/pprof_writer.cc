@@ -1,11 +1,16 @@
 #include "report/write/pprof_writer.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
+#include <ext/stdio_filebuf.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <span>
 #include <string>
@@ -13,6 +18,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/output_file.h"
 #include "common/text.h"
 #include "report/pprof.pb.h"
 #include "report/write/frame_text.h"
@@ -263,6 +269,41 @@ void write_profile(std::ostream& out, const RecordingSummary& info, std::span<co
 }
 
 }  // namespace
+
+size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64_t split_ns) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw_errno("cannot make the directory " + dir + " (-o)", errno);
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw Error("-o " + dir + " is not a directory: --split writes one file per slice into one");
+  std::map<uint32_t, Profile> slices;
+  for (const Stack& s : profile.stacks) {
+    auto [it, inserted] = slices.try_emplace(s.key.slice);
+    if (inserted)
+      it->second = Profile{profile.summary, profile.unit, profile.comms, profile.frames, {}};
+    it->second.stacks.push_back(s);
+  }
+  for (auto& [slice, part] : slices) {
+    const uint64_t start_ns = uint64_t{slice} * split_ns;
+    part.summary.start_realtime_ns = start_ns;
+    part.summary.duration_s = static_cast<double>(split_ns) / 1e9;
+    const time_t seconds = static_cast<time_t>(start_ns / 1'000'000'000);
+    tm utc{};
+    gmtime_r(&seconds, &utc);
+    char name[32];
+    std::strftime(name, sizeof name, "%Y%m%dT%H%M%SZ.pb.gz", &utc);
+    ReplacingFile file(dir + "/" + name, "-o");
+    __gnu_cxx::stdio_filebuf<char> buffer(file.take_fd().release(),
+                                          std::ios::out | std::ios::binary);
+    std::ostream out(&buffer);
+    write_pprof(out, part);
+    out.flush();
+    if (!out || !buffer.close())
+      throw Error("cannot write " + dir + "/" + name + ": the disk is full");
+    file.commit();
+  }
+  return slices.size();
+}
 
 void write_pprof(std::ostream& out, const Profile& profile) {
   const Side all[] = {{profile}};
