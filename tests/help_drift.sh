@@ -92,6 +92,18 @@ missing_from() {
   comm -23 <(sort -u <<<"$1") <(sort -u <<<"$2")
 }
 
+# A failure ($3, %s the line) for each line of $1 missing from $2, and
+# one ($4) for each line of $2 missing from $1.
+both_ways() {
+  local line
+  for line in $(missing_from "$1" "$2"); do
+    fail "${3//%s/$line}"
+  done
+  for line in $(missing_from "$2" "$1"); do
+    fail "${4//%s/$line}"
+  done
+}
+
 one_line() {
   paste -sd' ' <<<"$1"
 }
@@ -134,12 +146,9 @@ check_man() {
     names=$(field option "${help_of[$key]}" 2)
     local documented
     documented=$(awk -F'\t' -v key="$key" '$1 == "option" && $2 == key { print $3 }' <<<"$man" | tr ' ' '\n')
-    for o in $(missing_from "$names" "$documented"); do
-      fail "$page: $where --help lists $o, which the man page does not document"
-    done
-    for o in $(missing_from "$documented" "$names"); do
-      fail "$page: documents $o for $where, which $where --help does not list"
-    done
+    both_ways "$names" "$documented" \
+      "$page: $where --help lists %s, which the man page does not document" \
+      "$page: documents %s for $where, which $where --help does not list"
     # Each fixed choice is named in its option's entry.
     while IFS=$'\t' read -r kind option _ choices; do
       [[ $kind == option && -n $choices ]] || continue
@@ -153,12 +162,9 @@ check_man() {
   done
   local tagged
   tagged=$(field command "$man" 2)
-  for c in $(missing_from "$commands" "$tagged"); do
-    fail "$page: $name --help lists the command $c, which COMMANDS does not describe"
-  done
-  for c in $(missing_from "$tagged" "$commands"); do
-    fail "$page: COMMANDS describes $c, which $name --help does not list"
-  done
+  both_ways "$commands" "$tagged" \
+    "$page: $name --help lists the command %s, which COMMANDS does not describe" \
+    "$page: COMMANDS describes %s, which $name --help does not list"
   local version page_version
   version=$("$binary" --version | awk '{ print $2 }')
   page_version=$(field version "$man" 2)
@@ -224,12 +230,9 @@ check_completion() {
     fi
     local offered
     offered=$(complete_words "${before[@]}" -)
-    for o in $(missing_from "$all" "$offered"); do
-      fail "$script: '$where -<TAB>' does not offer $o, which --help lists"
-    done
-    for o in $(missing_from "$offered" "$all"); do
-      fail "$script: '$where -<TAB>' offers $o, which --help does not list"
-    done
+    both_ways "$all" "$offered" \
+      "$script: '$where -<TAB>' does not offer %s, which --help lists" \
+      "$script: '$where -<TAB>' offers %s, which --help does not list"
     while IFS=$'\t' read -r kind option valued choices; do
       [[ $kind == option ]] && check_option_completion
     done <<<"${help_of[$key]}"
