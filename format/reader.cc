@@ -902,6 +902,44 @@ Copy open_copy(const FrameHeader& h, const std::vector<uint8_t>& stored, std::ve
   return Copy::kDamaged;
 }
 
+// What delivering one file's intact frames keeps from one to the next.
+struct FrameDelivery {
+  RecordingVisitor& visitor;
+  const std::string& path;
+  ZSTD_DCtx* zstd;
+  IdSpace& ids;
+  std::vector<uint64_t> raw;        // 8-byte aligned, as Cap'n Proto words must be
+  std::set<OriginalKey> originals;  // the copied kinds' frames read intact
+  CopiedFrame copied;
+
+  // Hands the intact frame `h`, its payload `stored`, to the visitor; a
+  // copy (1.6) in place of its damaged original, or passed over. Returns
+  // why the frame is damaged, or "".
+  std::string deliver(const FrameHeader& h, const std::vector<uint8_t>& stored, FrameInfo info,
+                      bool allow_gaps) {
+    std::string why;
+    const Copy copy = h.kind == static_cast<uint16_t>(FrameKind::kCopy)
+                          ? open_copy(h, stored, raw, zstd, ids, originals, copied, why)
+                          : Copy::kNone;
+    if (copy == Copy::kDamaged)
+      return why;
+    if (copy == Copy::kPassedOver) {
+      info.source = ids.source;
+      visitor.on_frame(info);
+      return "";
+    }
+    const bool stands_in = copy == Copy::kStandsIn;
+    const FrameHeader& frame = stands_in ? copied.header : h;
+    if (stands_in)
+      info.kind = kind_name(frame.kind);
+    why = decode_frame(frame, stands_in ? copied.stored : stored, raw, zstd, ids, allow_gaps,
+                       visitor, info, path);
+    if (why.empty() && copied_kind(static_cast<FrameKind>(frame.kind)))
+      originals.insert(original_key(ids, frame));
+    return why;
+  }
+};
+
 ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   auto [fd, file_size] = open_recording(path);
 
@@ -918,11 +956,8 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
   if (!zstd)
     throw Error("zstd cannot start decompressing: out of memory");
   std::vector<uint8_t> stored;
-  // 8-byte aligned, as Cap'n Proto words must be.
-  std::vector<uint64_t> raw;
+  FrameDelivery delivery{visitor, path, zstd.get(), ids};
   std::string first_damage;
-  std::set<OriginalKey> originals;  // the copied kinds' frames read intact
-  CopiedFrame copied;
 
   while (offset < file_size) {
     if (const Joined joined = join_at(fd.get(), offset, file_size, path, ids, result);
@@ -938,28 +973,12 @@ ReadResult read_recording(const std::string& path, RecordingVisitor& visitor) {
     Check check = read_frame(fd.get(), offset, file_size, path, h, stored, why);
     if (check == Check::kOk) {
       next = offset + kFrameHeaderSize + h.stored_size;
-      FrameInfo info{result.frames, offset,     kind_name(h.kind),
-                     h.stored_size, h.raw_size, static_cast<bool>(h.flags & kFrameZstd)};
-      const Copy copy = h.kind == static_cast<uint16_t>(FrameKind::kCopy)
-                            ? open_copy(h, stored, raw, zstd.get(), ids, originals, copied, why)
-                            : Copy::kNone;
-      if (copy == Copy::kPassedOver) {
-        info.source = ids.source;
-        visitor.on_frame(info);
-        ++result.frames;
-        offset = next;
-        continue;
-      }
-      const FrameHeader& frame = copy == Copy::kStandsIn ? copied.header : h;
-      if (copy == Copy::kStandsIn)
-        info.kind = kind_name(frame.kind);
       // Ids may jump after damage: here, or in an input a merge read.
-      if (copy != Copy::kDamaged)
-        why = decode_frame(frame, copy == Copy::kStandsIn ? copied.stored : stored, raw, zstd.get(),
-                           ids, result.damaged_frames > 0 || ids.merged, visitor, info, path);
+      why = delivery.deliver(h, stored,
+                             FrameInfo{result.frames, offset, kind_name(h.kind), h.stored_size,
+                                       h.raw_size, static_cast<bool>(h.flags & kFrameZstd)},
+                             result.damaged_frames > 0 || ids.merged);
       if (why.empty()) {
-        if (copied_kind(static_cast<FrameKind>(frame.kind)))
-          originals.insert(original_key(ids, frame));
         ++result.frames;
         offset = next;
         continue;
