@@ -130,7 +130,7 @@ _ebprof_record() {
 }
 
 _ebprof_report_commands='script info dump diff merge'
-_ebprof_report_flags='-h --help --version --stdio --children --no-children -g --header
+_ebprof_report_flags='-h --help --follow --version --stdio --children --no-children -g --header
   --header-only --annotate --delimit --lines --no-demangle --no-inline --include-idle
   --wakers --kernel-only --user-only --no-cache'
 _ebprof_report_valued='-i --input -o --output --max-memory --split --format -n --rows -s --sort

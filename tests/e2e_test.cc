@@ -1075,6 +1075,32 @@ TEST(EndToEnd, SwitchOutputLeavesWholeRecordingsThatAddUp) {
     EXPECT_GT(samples_in(f), 0u) << f;
 }
 
+// --follow reads the recording as it grows: a table every second, the
+// last once the end frame is in, with every sample the file holds.
+TEST(EndToEnd, FollowRedrawsTheTopTableUntilTheRecordingEnds) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("follow.data");
+  fs::remove(data);
+  const pid_t pid = spawn({kRecord, "-q", "-F", "499", "-o", data, "--", kHotcold, "3"});
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 100 && !fs::exists(data); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Outcome follow = run("timeout 30 " + kReport + " -i " + data + " --follow -n 5");
+  EXPECT_EQ(wait_exit(pid), 0);
+  EXPECT_EQ(follow.status, 0) << "ends with the recording";
+  EXPECT_EQ(follow.err, "") << "a file still being written is not damage";
+  std::vector<uint64_t> tables;
+  const std::regex header(R"(# (\d+) samples of )");
+  for (auto it = std::sregex_iterator(follow.out.begin(), follow.out.end(), header);
+       it != std::sregex_iterator(); ++it)
+    tables.push_back(std::stoull((*it)[1]));
+  ASSERT_GE(tables.size(), 3u) << follow.out;
+  EXPECT_TRUE(std::is_sorted(tables.begin(), tables.end())) << follow.out;
+  EXPECT_EQ(tables.back(), samples_in(data));
+  const std::string last = follow.out.substr(follow.out.rfind("samples of "));
+  EXPECT_NE(last.find(kLeafChain), std::string::npos) << last;
+}
+
 // SIGTERM at any moment of the start (the BPF programs loading, the output
 // being made) leaves either the previous recording as it was or a whole
 // new one, never a header-only or damaged file.

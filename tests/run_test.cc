@@ -154,6 +154,17 @@ TEST(Plan, SplitIsPprofIntoADirectoryBySlicesOfASecondOrMore) {
   EXPECT_THROW(make_plan(o), Error) << "the files need a directory";
 }
 
+TEST(Plan, FollowIsTheTopTableOnTheTerminal) {
+  ReportOptions o;
+  o.follow = true;
+  EXPECT_TRUE(make_plan(o).follow);
+  o.format = "folded";
+  EXPECT_THROW(make_plan(o), Error);
+  o.format = "top";
+  o.output = "top.txt";
+  EXPECT_THROW(make_plan(o), Error);
+}
+
 TEST(Plan, BadValuesAreOneLineErrors) {
   auto bad = [](auto edit) {
     ReportOptions o;

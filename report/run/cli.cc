@@ -21,6 +21,9 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
   app.add_option("-o,--output", o.output, "Write the report to this file (default: stdout)");
   app.add_flag("--stdio")->description(
       "Text output: the only interface there is (accepted for perf's habit)");
+  app.add_flag("--follow", o.follow,
+               "Read a recording still being written and redraw the top table every second, "
+               "like perf top from the file, until its end frame comes (or Ctrl-C)");
   app.add_option("--split", o.split,
                  "With --format pprof and -o DIR: one profile per DURATION of wall-clock time "
                  "(60s, 5m, 1h; at least 1s), each stamped with its slice's time, as "

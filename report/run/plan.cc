@@ -196,6 +196,11 @@ Plan make_plan(const ReportOptions& given) {
   plan.max_memory = o.max_memory ? o.max_memory : default_memory_budget();
   plan.samples = sample_filter(o);
   plan.split_ns = parse_split(o);
+  plan.follow = o.follow;
+  if (o.follow && (o.command != Command::kReport || o.format != "top" || !o.output.empty()))
+    throw Error(
+        "--follow redraws the top table on the terminal: leave out --format, -o and "
+        "the command");
   plan.samples.split_ns = plan.split_ns;
   plan.stacks = stack_filter(o);
   plan.symbols = symbolize_options(o);

@@ -36,6 +36,7 @@ struct Plan {
   std::vector<std::string> inputs;
   std::string output;       // -o; "" for stdout; with --split, a directory
   uint64_t split_ns = 0;    // --split: pprof files per slice of this length
+  bool follow = false;      // --follow: the top table again every second until the end frame
   uint64_t max_memory = 0;  // --max-memory, or the machine's default_memory_budget()
   SampleFilter samples;
   StackFilter stacks;

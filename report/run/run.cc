@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <ext/stdio_filebuf.h>
@@ -11,7 +12,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <system_error>
+#include <thread>
 
 #include "common/error.h"
 #include "common/output_file.h"
@@ -100,7 +103,9 @@ struct Stages {
     std::vector<Recording>& all =
         recordings.emplace_back(load_all(paths, plan.samples, comms, hooks));
     for (const Recording& r : all)
-      if (!r.warning.empty())
+      // A file still being written ends inside a frame: --follow says so
+      // only once it has ended otherwise than by its end frame.
+      if (!r.warning.empty() && !(plan.follow && !r.end))
         warn(r.warning);
     // Added up as equals, samples of other events or rates would mislead.
     const format::RecordingInfo& first = all.front().info;
@@ -240,6 +245,32 @@ void write_report(const Plan& plan, std::ostream& out) {
 
 namespace {
 
+// --follow: the whole file read again each second (a report of it is a
+// fraction of that), the table redrawn, until the recorder wrote its end.
+void run_follow(const Plan& given, std::ostream& out) {
+  Plan plan = given;
+  plan.free_at_end = true;  // a report each second
+  const bool terminal = isatty(STDOUT_FILENO);
+  for (;;) {
+    std::ostringstream table;
+    bool ended = true;
+    {
+      Stages stages(plan);
+      const std::vector<Recording>& all = stages.load(plan, plan.inputs);
+      for (const Recording& r : all)
+        ended &= r.end.has_value();
+      const std::span<const Recording> sides[] = {all};
+      plan.format->write(table, stages.aggregate(plan, all, unit_for(plan, sides)), plan);
+    }
+    // Home and clear, as top does; piped, one table after the other.
+    out << (terminal ? "\033[H\033[2J" : "") << table.str() << (terminal ? "" : "\n");
+    out.flush();
+    if (ended)
+      return;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
 // --split: files into -o's directory rather than one stream.
 void run_split(const Plan& plan) {
   Stages stages(plan);
@@ -279,7 +310,10 @@ void run_planned(const Plan& plan) {
                 " is binary, not for a terminal: write it with -o FILE, or redirect it");
   std::ostream& out = to_file ? *to_file : std::cout;
   std::ios::sync_with_stdio(false);
-  write_report(plan, out);
+  if (plan.follow)
+    run_follow(plan, out);
+  else
+    write_report(plan, out);
   out.flush();
   if (!out || (buffer && !buffer->close()))
     throw Error("cannot write " + (plan.output.empty() ? std::string("the report") : plan.output) +
