@@ -66,6 +66,10 @@ void set_segments(Builder b, const std::vector<LoadSegment>& segments) {
 
 }  // namespace
 
+std::pair<uint16_t, uint16_t> written_version() {
+  return {kVersionMajor, kVersionMinor};
+}
+
 void RecordingWriter::ZstdFree::operator()(ZSTD_CCtx_s* ctx) const {
   ZSTD_freeCCtx(ctx);
 }
@@ -427,6 +431,21 @@ void RecordingWriter::write(const Source& source) {
   b.setVersionMajor(source.version_major);
   b.setVersionMinor(source.version_minor);
   write_message(FrameKind::kSource, message);
+}
+
+void RecordingWriter::append_frames(int fd) {
+  std::vector<uint8_t> buffer(1 << 20);
+  for (off_t at = kFileHeaderSize;;) {
+    const ssize_t n = pread(fd, buffer.data(), buffer.size(), at);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      throw_errno("reading a recording to append to " + path_, errno);
+    if (n == 0)
+      return;
+    write_all(buffer.data(), static_cast<size_t>(n));
+    at += n;
+  }
 }
 
 void RecordingWriter::write(const Losses& losses) {

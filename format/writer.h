@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -23,6 +24,10 @@ struct WriterOptions {
   // A merged file, whose sources each start at a Source frame (format 2.0).
   bool merged = false;
 };
+
+// The format version of the recordings a RecordingWriter makes (merged
+// files aside): what a merged file's Source says of one appended whole.
+std::pair<uint16_t, uint16_t> written_version();
 
 // Appends frames to a recording. Every write() is one self-contained frame
 // that reaches the kernel before write() returns, so a recorder killed at any
@@ -47,7 +52,12 @@ class RecordingWriter {
   void write(const EmbeddedSymbols& symbols);
   void write(const ElfCfi& cfi);
   void write(const Source& source);  // only with WriterOptions::merged
-  void write(const MergeEnd& end);   // only with WriterOptions::merged, last
+  // Only with WriterOptions::merged, after a Source: the frames of the
+  // recording open at `fd` (one a merged RecordingWriter wrote whole, with
+  // no Source frame, end frame included), as they are, its file header
+  // left out.
+  void append_frames(int fd);
+  void write(const MergeEnd& end);  // only with WriterOptions::merged, last
 
   // Flushes nothing (there is no buffer) but reports a failed close.
   void close();

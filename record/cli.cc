@@ -101,6 +101,7 @@ struct OutputFlags {
   std::string compression = "zstd";
   bool no_embed = false;
   std::string switch_output;  // "" when not given
+  std::string flight_recorder, flight_recorder_size;
 };
 
 // perf's --call-graph syntax: fp, or dwarf with an optional stack size.
@@ -154,6 +155,13 @@ void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
                  "SIGUSR2 (signal, the default), once it holds SIZE (100M; B, K, M or G) or "
                  "once it is TIME old (60s; s, m, h or d). Each file is a recording of its own")
       ->expected(0, 1);
+  app.add_option("--flight-recorder", flags.flight_recorder,
+                 "Keep only the last DURATION (60s, 5m, 1h) in memory, compressed, and write it "
+                 "as one recording FILE.<UTC time> on SIGUSR2 and when recording stops, "
+                 "recording on");
+  app.add_option("--flight-recorder-size", flags.flight_recorder_size,
+                 "The most --flight-recorder keeps in memory (default 256M; B, K, M or G); the "
+                 "oldest goes first");
   app.add_option("--switch-max-files", o.switch_max_files,
                  "With --switch-output: keep only the newest N files, removing the oldest")
       ->check(CLI::PositiveNumber);
@@ -197,7 +205,26 @@ std::optional<int> finish_options(const CLI::App& app, const OutputFlags& flags,
                    flags.switch_output.c_str());
       return 2;
     }
-  } else if (o.switch_max_files) {
+  }
+  if (!flags.flight_recorder.empty()) {
+    const std::optional<SwitchOutput> window = parse_switch_output(flags.flight_recorder);
+    const std::optional<SwitchOutput> size = parse_switch_output(
+        flags.flight_recorder_size.empty() ? "256M" : flags.flight_recorder_size);
+    if (!window || window->when != SwitchOutput::When::kTime || !size ||
+        size->when != SwitchOutput::When::kSize || o.switch_output) {
+      std::fprintf(stderr,
+                   "ebprof-record: --flight-recorder=%s: expected a duration (60s; s, m, h or d), "
+                   "a --flight-recorder-size with B, K, M or G, and no --switch-output\n",
+                   flags.flight_recorder.c_str());
+      return 2;
+    }
+    o.flight_recorder_ns = window->period_ns;
+    o.flight_recorder_bytes = size->bytes;
+  } else if (!flags.flight_recorder_size.empty()) {
+    std::fprintf(stderr, "ebprof-record: --flight-recorder-size needs --flight-recorder\n");
+    return 2;
+  }
+  if (!o.switch_output && o.switch_max_files) {
     std::fprintf(stderr,
                  "ebprof-record: --switch-max-files needs --switch-output: add it (e.g. "
                  "--switch-output=60s)\n");

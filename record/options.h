@@ -48,6 +48,10 @@ struct RecordOptions {
   // one renamed FILE.<UTC time>; --switch-max-files: how many are kept.
   std::optional<SwitchOutput> switch_output;
   uint32_t switch_max_files = 0;
+  // --flight-recorder=DURATION: only the last DURATION kept, in memory (at
+  // most --flight-recorder-size), written out on SIGUSR2 and at the end.
+  uint64_t flight_recorder_ns = 0;
+  uint64_t flight_recorder_bytes = uint64_t{256} << 20;
 };
 
 }  // namespace ebprof::record

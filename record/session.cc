@@ -17,6 +17,7 @@
 #include "record/bpf_sampler.h"
 #include "record/child_process.h"
 #include "record/config.h"
+#include "record/flight_recorder.h"
 #include "record/host_info.h"
 #include "record/kallsyms.h"
 #include "record/loss_ledger.h"
@@ -128,10 +129,30 @@ format::RecordingWriter open_next_output(const RecordOptions& o,
 // Like perf: an existing recording is kept as FILE.old rather than lost.
 // The output is made anew with O_EXCL, never through a link, and exists
 // under its name while it grows, so that a killed recorder leaves it.
-format::RecordingWriter open_output(const RecordOptions& o, const format::RecordingInfo& info) {
+// --flight-recorder: a new slice in memory, its header written; `slice`
+// keeps a descriptor of it for the flight recorder once it is whole.
+format::RecordingWriter open_slice(const RecordOptions& o, const format::RecordingInfo& info,
+                                   FlightRecorder& flight, UniqueFd& slice) {
+  UniqueFd fd = flight.new_slice();
+  slice = UniqueFd(dup(fd.get()));
+  if (!slice)
+    throw_errno("cannot keep a --flight-recorder slice", errno);
+  // Stamped as the merged file it will be part of: its frames go into one
+  // as they are, after a Source frame (FlightRecorder::dump).
+  format::WriterOptions options = o.writer;
+  options.merged = true;
+  auto writer = format::RecordingWriter::create(std::move(fd), o.output + " (in memory)", options);
+  writer.write(info);
+  return writer;
+}
+
+format::RecordingWriter open_output(const RecordOptions& o, const format::RecordingInfo& info,
+                                    std::optional<FlightRecorder>& flight, UniqueFd& slice) {
   if (g_stop_signal)
     throw Error(std::string("stopped by ") + sigabbrev_np(g_stop_signal) +
                 " before recording began: nothing was written, " + o.output + " is as it was");
+  if (flight)
+    return open_slice(o, info, *flight, slice);
   check_output(o.output, "-o");  // absent, or a regular file
   // rename(2) acts on names: a link at FILE.old is replaced, not followed.
   if (rename(o.output.c_str(), (o.output + ".old").c_str()) != 0 && errno != ENOENT)
@@ -151,7 +172,11 @@ class Session {
         tracker_(seeded_tracker(processes_, targets_)),
         sampler_(config_),
         header_(read_header(o, config_)),
-        writer_(open_output(o, header_.info)),
+        flight_(o.flight_recorder_ns
+                    ? std::optional<FlightRecorder>(std::in_place, o.flight_recorder_ns,
+                                                    o.flight_recorder_bytes)
+                    : std::nullopt),
+        writer_(open_output(o, header_.info, flight_, slice_)),
         recorder_(writer_, std::move(header_.kernel), tracker_,
                   o.embed_symbols ? std::optional<SymbolEmbedder>(std::in_place) : std::nullopt,
                   ledger_, header_.info.call_graph) {
@@ -172,6 +197,8 @@ class Session {
  private:
   bool done(uint64_t now_ns);
   bool switch_due(uint64_t now_ns);
+  // --flight-recorder: the slices kept written out as FILE.<UTC time>.
+  void dump_flight(uint64_t now_ns);
   // Ends the file under way (--switch-output) and goes on in a new one.
   void switch_file(uint64_t now_ns);
   // The file's last losses and its end frame, with its own totals.
@@ -189,6 +216,9 @@ class Session {
   ProcessTracker tracker_;
   BpfSampler sampler_;
   Header header_;
+  // --flight-recorder: the slices kept, and the one being written.
+  std::optional<FlightRecorder> flight_;
+  UniqueFd slice_;
   format::RecordingWriter writer_;
   LossLedger ledger_;
   Recorder recorder_;
@@ -201,6 +231,7 @@ class Session {
   uint64_t file_started_ns_ = 0;
   uint64_t bytes_in_earlier_files_ = 0;
   uint64_t lost_events_before_ = 0;  // the tracker's, in earlier files
+  uint64_t dumps_ = 0;               // --flight-recorder: files written
 };
 
 int Session::run() {
@@ -243,6 +274,8 @@ int Session::exit_status() const {
 }
 
 bool Session::switch_due(uint64_t now_ns) {
+  if (flight_)
+    return now_ns >= file_started_ns_ + flight_->slice_ns();
   if (!o_.switch_output)
     return false;
   switch (o_.switch_output->when) {
@@ -264,18 +297,32 @@ bool Session::switch_due(uint64_t now_ns) {
 void Session::switch_file(uint64_t now_ns) {
   recorder_.flush(0, true);
   end_file(now_ns);
-  const std::string kept = switched_->keep(o_.output, realtime_ns());
-  if (!o_.quiet)
-    std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
+  if (flight_) {
+    flight_->keep(std::move(slice_), now_ns);
+  } else {
+    const std::string kept = switched_->keep(o_.output, realtime_ns());
+    if (!o_.quiet)
+      std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
+  }
   bytes_in_earlier_files_ += writer_.bytes_written();
   format::RecordingInfo info = header_.info;
   info.start_realtime_ns = realtime_ns();
   info.start_monotonic_ns = now_ns;
-  writer_ = open_next_output(o_, info);
+  writer_ = flight_ ? open_slice(o_, info, *flight_, slice_) : open_next_output(o_, info);
   recorder_.start_file();
   ledger_.start_file();
   lost_events_before_ = tracker_.lost_events();
   file_started_ns_ = now_ns;
+}
+
+void Session::dump_flight(uint64_t now_ns) {
+  const std::string name = switched_name(o_.output, realtime_ns());
+  const size_t slices = flight_->dump(name);
+  ++dumps_;
+  if (!o_.quiet)
+    std::fprintf(stderr, "[ ebprof-record: wrote %s, the last %.1f s (%s) ]\n", name.c_str(),
+                 double(o_.flight_recorder_ns) / 1e9, count_of(slices, "slice", "slices").c_str());
+  (void)now_ns;
 }
 
 void Session::end_file(uint64_t end_ns) {
@@ -308,6 +355,11 @@ void Session::record_until_done() {
     }
     if (switch_due(now))
       switch_file(now);
+    if (flight_ && g_switch_signal) {  // SIGUSR2: the flight recorder's memory, now
+      g_switch_signal = 0;
+      switch_file(now);
+      dump_flight(now);
+    }
     if (status.due(now))
       status.show(now, {(now - start_ns) / 1e9, recorder_.stats().samples, bytes_written(),
                         ledger_.dropped()});
@@ -323,7 +375,12 @@ void Session::finish() {
   sampler_.consume([this](auto record) { recorder_.on_record(record); });
   recorder_.flush(0, true);
   ledger_.update_kernel(sampler_.losses());
-  end_file(monotonic_ns());
+  const uint64_t end_ns = monotonic_ns();
+  end_file(end_ns);
+  if (flight_) {
+    flight_->keep(std::move(slice_), end_ns);
+    dump_flight(end_ns);
+  }
   if (switched_) {
     const std::string kept = switched_->keep(o_.output, realtime_ns());
     if (!o_.quiet)
@@ -350,7 +407,9 @@ void Session::print_summary() const {
   const std::string off_cpu =
       st.off_cpu ? ", of them " + std::to_string(st.off_cpu) + " intervals off CPU" : "";
   const std::string where =
-      switched_ ? count_of(switched_->kept(), "file", "files") + " " + o_.output + ".*" : o_.output;
+      switched_ ? count_of(switched_->kept(), "file", "files") + " " + o_.output + ".*"
+      : flight_ ? "memory, kept in " + count_of(dumps_, "file", "files") + " " + o_.output + ".*"
+                : o_.output;
   std::fprintf(stderr, "[ ebprof-record: wrote %.3f MB to %s (%s%s, %s, %s, %llu lost%s%s) ]\n",
                bytes_written() / 1e6, where.c_str(),
                count_of(st.samples, "sample", "samples").c_str(), off_cpu.c_str(),
@@ -368,7 +427,8 @@ int run_session(const RecordOptions& options) {
   // From the start: a stop asked for while the BPF programs load ends the
   // run before the output is touched, not with a header-only file.
   set_stop_handlers(on_stop_signal);
-  if (options.switch_output && options.switch_output->when == SwitchOutput::When::kSignal) {
+  if ((options.switch_output && options.switch_output->when == SwitchOutput::When::kSignal) ||
+      options.flight_recorder_ns) {
     struct sigaction sa {};
     sa.sa_handler = on_switch_signal;
     sigemptyset(&sa.sa_mask);

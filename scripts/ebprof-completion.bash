@@ -78,7 +78,8 @@ _ebprof_record_flags='-h --help --version -g --no-embed-symbols -v --verbose -q 
   -a --all-cpus --off-cpu --off-cpu-only --wakers --user-threads-only --kernel-threads-only'
 _ebprof_record_valued='-o --output --transport -m --mmap-pages --call-graph --compression
   -F --freq -c --count -e --event -p --pid -t --tid -G --cgroup -C --cpu --duration
-  --min-block --max-block --state --off-cpu-hook --switch-output --switch-max-files'
+  --min-block --max-block --state --off-cpu-hook --switch-output --switch-max-files
+  --flight-recorder --flight-recorder-size'
 # perf's names and aliases (record/perf_events.cc), and the kinds of probe.
 _ebprof_events='cpu-clock task-clock page-faults faults minor-faults major-faults
   context-switches cs cpu-migrations migrations alignment-faults emulation-faults

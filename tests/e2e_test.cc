@@ -1075,6 +1075,52 @@ TEST(EndToEnd, SwitchOutputLeavesWholeRecordingsThatAddUp) {
     EXPECT_GT(samples_in(f), 0u) << f;
 }
 
+// The first and last sample times of `comm` in a recording, in seconds.
+std::pair<double, double> sample_span(const std::string& file, const std::string& comm) {
+  std::istringstream in(run(kReport + " script -i " + file).out);
+  double first = 0, last = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string name, ids, cpu, time;
+    if (line.rfind(comm + " ", 0) != 0 || !(words >> name >> ids >> cpu >> time))
+      continue;
+    last = std::stod(time);
+    first = first ? first : last;
+  }
+  return {first, last};
+}
+
+// --flight-recorder keeps the last DURATION in memory and writes it out on
+// SIGUSR2, recording on, and once more when recording stops.
+TEST(EndToEnd, FlightRecorderWritesTheLastSecondsWhenAsked) {
+  REQUIRE_BPF();
+  const fs::path dir = fresh_dir("flight");
+  const std::string out = (dir / "x.data").string();
+  const pid_t pid =
+      spawn({kRecord, "-q", "-F", "499", "--flight-recorder=3s", "-o", out, "--", kHotcold, "8"});
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5500));
+  kill(pid, SIGUSR2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGUSR2);
+  EXPECT_EQ(wait_exit(pid), 0);
+  EXPECT_FALSE(fs::exists(out)) << "nothing but what is asked for reaches the disk";
+  const std::vector<std::string> files = switched_files(out);
+  ASSERT_EQ(files.size(), 3u) << "two asked for, one at the end";
+  double previous_end = 0;
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    Outcome info = run(kReport + " info " + f);
+    EXPECT_EQ(info.err, "") << "a whole recording";
+    const auto [first, last] = sample_span(f, "hotcold");
+    EXPECT_NEAR(last - first, 3, 1) << "the last 3 s";
+    EXPECT_GT(last, previous_end + 0.5) << "each file newer than the last";
+    previous_end = last;
+    Shares s = hotcold_shares(run(kReport + " -i " + f + " --format folded").out);
+    EXPECT_NEAR(s.pct_a(), 70, 12);
+  }
+}
+
 // --follow reads the recording as it grows: a table every second, the
 // last once the end frame is in, with every sample the file holds.
 TEST(EndToEnd, FollowRedrawsTheTopTableUntilTheRecordingEnds) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "record/flight_recorder.h"
 #include "record/jit_maps.h"
 #include "record/kallsyms.h"
 #include "record/perf_events.h"
@@ -296,6 +297,26 @@ TEST(SwitchOutput, FilesAreNamedByTheirUtcTimeAndTheOldestGo) {
   std::ifstream last(switched_name(out, t) + "-2");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(last), {}), "2");
   EXPECT_EQ(files.kept(), 3u);
+}
+
+TEST(FlightRecorder, KeepsTheWindowWithinItsSize) {
+  constexpr uint64_t kSecond = 1'000'000'000;
+  FlightRecorder flight(10 * kSecond, 5000);
+  EXPECT_EQ(flight.slice_ns(), 2 * kSecond) << "a fifth of the window";
+  EXPECT_EQ(FlightRecorder(2 * kSecond, 1).slice_ns(), kSecond) << "at least a second";
+  auto slice = [&](off_t size) {
+    UniqueFd fd = flight.new_slice();
+    EXPECT_EQ(ftruncate(fd.get(), size), 0);
+    return fd;
+  };
+  for (uint64_t end = 2; end <= 20; end += 2)  // slices of 2 s ending at 2, 4, ... 20 s
+    flight.keep(slice(100), end * kSecond);
+  // The window of 10 s back from 20 s is covered by the slices from 10 s on.
+  EXPECT_EQ(flight.bytes(), 500u);
+  flight.keep(slice(4800), 22 * kSecond);
+  EXPECT_LE(flight.bytes(), 5000u) << "the oldest go past the size";
+  flight.keep(slice(9000), 24 * kSecond);
+  EXPECT_EQ(flight.bytes(), 9000u) << "the newest stays, whatever its size";
 }
 
 }  // namespace

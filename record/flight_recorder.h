@@ -1,0 +1,51 @@
+#pragma once
+
+// --flight-recorder: the last DURATION of a recording kept in memory, as a
+// run of slices each a whole recording (rotated as --switch-output rotates
+// files, into memfds), and written out as one file when asked: a merged
+// recording of the slices, which every report command reads.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "common/unique_fd.h"
+
+namespace ebprof::record {
+
+class FlightRecorder {
+ public:
+  // Keeps at least `window_ns` of slices, at most `max_bytes` of them.
+  FlightRecorder(uint64_t window_ns, uint64_t max_bytes);
+
+  // How long a slice lasts: a fifth of the window, at least a second.
+  uint64_t slice_ns() const { return slice_ns_; }
+
+  // A new slice to write a recording into; keep() takes it back once the
+  // recording is whole. Throws Error when no memory file can be made.
+  UniqueFd new_slice();
+  // Keeps `slice` (a descriptor of what new_slice() gave), which ended at
+  // `end_ns`, and lets go of slices that ended before the window or that
+  // the size cap has no room for, oldest first.
+  void keep(UniqueFd slice, uint64_t end_ns);
+
+  // Writes the slices kept as one merged recording at `path`, a new file;
+  // returns how many. Throws Error.
+  size_t dump(const std::string& path) const;
+
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  struct Slice {
+    UniqueFd fd;
+    uint64_t end_ns = 0;
+    uint64_t bytes = 0;
+  };
+  uint64_t window_ns_;
+  uint64_t max_bytes_;
+  uint64_t slice_ns_;
+  std::deque<Slice> slices_;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace ebprof::record
