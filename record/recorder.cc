@@ -176,8 +176,11 @@ void Recorder::start_file() {
 void Recorder::flush(uint64_t now_ns, bool force) {
   // Samples reach us well within a second of being taken: side-band events
   // older than that can be applied, and processes gone for long forgotten.
-  if (now_ns > kMaxBatchAgeNs)
+  if (now_ns > kMaxBatchAgeNs) {
     tracker_.advance(now_ns - kMaxBatchAgeNs);
+    if (embedder_)
+      embedder_->forget_gone(tracker_);
+  }
   if (batch_.samples.empty())
     return;
   if (!force && now_ns < batch_started_ns_ + kMaxBatchAgeNs)

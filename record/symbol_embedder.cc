@@ -100,6 +100,12 @@ std::vector<format::EmbeddedSymbols> SymbolEmbedder::drain() {
   return out;
 }
 
+void SymbolEmbedder::forget_gone(const ProcessTracker& tracker) {
+  auto gone = [&](uint32_t pid) { return tracker.place(pid) == nullptr; };
+  jit_maps_.forget_if(gone);
+  std::erase_if(jit_taken_, [&](const auto& taken) { return gone(std::get<0>(taken)); });
+}
+
 void SymbolEmbedder::forget_taken() {
   for (auto& [build_id, b] : binaries_)
     b.taken.assign(b.taken.size(), false);

@@ -42,6 +42,8 @@ class SymbolEmbedder {
   // Every symbol new again, tables kept: a new file (--switch-output)
   // embeds what its own samples need.
   void forget_taken();
+  // Lets go of what it keeps of processes the tracker no longer knows.
+  void forget_gone(const ProcessTracker& tracker);
 
  private:
   struct Binary {
