@@ -134,7 +134,7 @@ _ebprof_report_commands='script info dump diff merge'
 _ebprof_report_flags='-h --help --follow --version --stdio --children --no-children -g --header
   --header-only --annotate --delimit --lines --no-demangle --no-inline --include-idle
   --wakers --kernel-only --user-only --no-cache'
-_ebprof_report_valued='-i --input -o --output --max-memory --split --format -n --rows -s --sort
+_ebprof_report_valued='-i --input -o --output --max-memory --split --labels --format -n --rows -s --sort
   --percent-limit --call-graph --prefix --symfs --debug-dir --cache-dir --debuginfod-timeout
   --unwind
   --pid --pids --tid --tids -c --comm --comms -C --cpu --time --view --weight
@@ -145,6 +145,7 @@ _ebprof_report_value() {
   case $1 in
     -i | --input | -o | --output) _ebprof_reply_files -f ;;
     --symfs | --debug-dir | --cache-dir) _ebprof_reply_files -d ;;
+    --labels) _ebprof_reply_list 'pid tid comm cpu none' ;;
     --format) _ebprof_reply -W 'top folded script pprof flamegraph svg' ;;
     -s | --sort) _ebprof_reply_list 'comm pid tid cpu dso state symbol sym' ;;
     --call-graph) _ebprof_reply -W 'graph caller callee flat folded none' ;;

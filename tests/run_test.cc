@@ -165,6 +165,22 @@ TEST(Plan, FollowIsTheTopTableOnTheTerminal) {
   EXPECT_THROW(make_plan(o), Error);
 }
 
+TEST(Plan, LabelsChooseWhatPprofKeepsApart) {
+  ReportOptions o;
+  o.format = "pprof";
+  EXPECT_TRUE(make_plan(o).grouping.threads) << "tid and cpu labels by default";
+  o.labels = "pid,comm";
+  const Plan plan = make_plan(o);
+  EXPECT_FALSE(plan.grouping.threads) << "no label shows threads: one sample for all";
+  EXPECT_TRUE(plan.pprof_labels.pid && plan.pprof_labels.comm && !plan.pprof_labels.tid);
+  o.labels = "none";
+  EXPECT_FALSE(make_plan(o).pprof_labels.comm);
+  for (const char* bad : {"cgroup", "pid,", "host"}) {
+    o.labels = bad;
+    EXPECT_THROW(make_plan(o), Error) << bad;
+  }
+}
+
 TEST(Plan, BadValuesAreOneLineErrors) {
   auto bad = [](auto edit) {
     ReportOptions o;

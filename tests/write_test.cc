@@ -387,6 +387,23 @@ TEST(PprofWriter, SlicesAreProfilesOfTheirOwnTime) {
   EXPECT_THROW(write_pprof_slices(dir + ".file", profile, minute), Error);
 }
 
+TEST(PprofWriter, SamplesCarryTheLabelsAskedFor) {
+  const Profile profile = make_profile({{"app", 7, 8, 1, 3, {fn("f")}}}, summary_of(3, 1));
+  auto keys = [&](PprofLabels labels) {
+    std::ostringstream out;
+    write_pprof(out, profile, labels);
+    const perftools::profiles::Profile p = decode_pprof(out.str());
+    std::vector<std::string> names;
+    for (const auto& l : p.sample(0).label())
+      names.push_back(p.string_table(l.key()));
+    return names;
+  };
+  EXPECT_EQ(keys({}), (std::vector<std::string>{"pid", "tid", "cpu", "comm"}));
+  EXPECT_EQ(keys({.pid = true, .tid = false, .comm = true, .cpu = false}),
+            (std::vector<std::string>{"pid", "comm"}));
+  EXPECT_TRUE(keys({false, false, false, false}).empty());
+}
+
 TEST(PprofWriter, OffCpuTimeIsATypeOfItsOwn) {
   const std::vector<StackSpec> specs{
       {"app", 1, 1, 0, 4, {fn("f")}},

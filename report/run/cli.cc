@@ -21,6 +21,10 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
   app.add_option("-o,--output", o.output, "Write the report to this file (default: stdout)");
   app.add_flag("--stdio")->description(
       "Text output: the only interface there is (accepted for perf's habit)");
+  app.add_option("--labels", o.labels,
+                 "The labels of each pprof sample: any of pid, tid, comm, cpu, or none (fewer "
+                 "labels, fewer distinct samples for a backend's limits)")
+      ->capture_default_str();
   app.add_flag("--follow", o.follow,
                "Read a recording still being written and redraw the top table every second, "
                "like perf top from the file, until its end frame comes (or Ctrl-C)");

@@ -56,8 +56,8 @@ void folded(std::ostream& out, const Profile& p, const Plan& plan) {
 void folded_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
   write_diff_folded(out, joined(base, now, plan));
 }
-void pprof(std::ostream& out, const Profile& p, const Plan&) {
-  write_pprof(out, p);
+void pprof(std::ostream& out, const Profile& p, const Plan& plan) {
+  write_pprof(out, p, plan.pprof_labels);
 }
 void pprof_diff(std::ostream& out, const Profile& base, const Profile& now, const Plan& plan) {
   write_pprof_diff(out, base, joined(base, now, plan).scale.base_in_new(), now);

@@ -93,6 +93,30 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& given) {
   return out;
 }
 
+// --labels: pid, tid, comm, cpu, comma-separated, or none.
+PprofLabels parse_labels(const std::string& text) {
+  if (text == "none")
+    return {false, false, false, false};
+  PprofLabels l{false, false, false, false};
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string name = text.substr(at, comma - at);
+    bool* flag = name == "pid"    ? &l.pid
+                 : name == "tid"  ? &l.tid
+                 : name == "comm" ? &l.comm
+                 : name == "cpu"  ? &l.cpu
+                                  : nullptr;
+    if (!flag)
+      throw Error("--labels " + text + ": " + name +
+                  (name == "cgroup" ? " is not recorded" : " is no label") +
+                  "; give pid, tid, comm or cpu, comma-separated, or none");
+    *flag = true;
+    at = comma + 1;
+  }
+  return l;
+}
+
 // --split's DURATION: 60s, 5m, 1h, 1d or seconds alone; at least a second
 // (slices are numbered in seconds since 1970 over their length).
 uint64_t parse_split(const ReportOptions& o) {
@@ -197,6 +221,7 @@ Plan make_plan(const ReportOptions& given) {
   plan.samples = sample_filter(o);
   plan.split_ns = parse_split(o);
   plan.follow = o.follow;
+  plan.pprof_labels = parse_labels(o.labels);
   if (o.follow && (o.command != Command::kReport || o.format != "top" || !o.output.empty()))
     throw Error(
         "--follow redraws the top table on the terminal: leave out --format, -o and "
@@ -217,7 +242,10 @@ Plan make_plan(const ReportOptions& given) {
                  .delimit = o.delimit};
   // Threads and CPUs apart only where the output shows them: merged, the
   // same stack of many threads is symbolized and written once.
-  plan.grouping = {.threads = plan.format->per_thread ||
+  // pprof keeps threads and CPUs apart only for labels that show them.
+  const bool pprof_threads = plan.pprof_labels.tid || plan.pprof_labels.cpu;
+  plan.grouping = {.threads = (plan.format->per_thread &&
+                               (plan.format->format != OutputFormat::kPprof || pprof_threads)) ||
                               (plan.format->format == OutputFormat::kTop &&
                                o.command == Command::kReport && sorts_by_thread(plan.top.sort)),
                    .wakers = o.wakers,

@@ -17,6 +17,7 @@
 #include "report/run/formats.h"
 #include "report/run/options.h"
 #include "report/write/folded_writer.h"
+#include "report/write/pprof_writer.h"
 #include "report/write/top_writer.h"
 
 namespace ebprof::report {
@@ -34,10 +35,11 @@ struct Plan {
   // The recordings to read: -i's (with info's and dump's FILEs), diff's
   // BASE and NEW, merge's inputs.
   std::vector<std::string> inputs;
-  std::string output;       // -o; "" for stdout; with --split, a directory
-  uint64_t split_ns = 0;    // --split: pprof files per slice of this length
-  bool follow = false;      // --follow: the top table again every second until the end frame
-  uint64_t max_memory = 0;  // --max-memory, or the machine's default_memory_budget()
+  std::string output;        // -o; "" for stdout; with --split, a directory
+  uint64_t split_ns = 0;     // --split: pprof files per slice of this length
+  bool follow = false;       // --follow: the top table again every second until the end frame
+  PprofLabels pprof_labels;  // --labels
+  uint64_t max_memory = 0;   // --max-memory, or the machine's default_memory_budget()
   SampleFilter samples;
   StackFilter stacks;
   SymbolizeOptions symbols;  // without debuginfod, which the run adds

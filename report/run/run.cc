@@ -277,8 +277,9 @@ void run_split(const Plan& plan) {
   const std::vector<Recording>& all = stages.load(plan, plan.inputs);
   check_view(plan, all);
   const std::span<const Recording> sides[] = {all};
-  const size_t files = write_pprof_slices(
-      plan.output, stages.aggregate(plan, all, unit_for(plan, sides)), plan.split_ns);
+  const size_t files =
+      write_pprof_slices(plan.output, stages.aggregate(plan, all, unit_for(plan, sides)),
+                         plan.split_ns, plan.pprof_labels);
   std::fprintf(stderr, "ebprof-report: wrote %s to %s\n",
                count_of(files, "profile", "profiles").c_str(), plan.output.c_str());
 }

@@ -149,6 +149,7 @@ struct Side {
   const Profile& profile;
   double factor = 1;
   const char* side = nullptr;
+  PprofLabels labels;
 };
 
 // Which values every sample carries, besides its count.
@@ -242,12 +243,16 @@ void add_samples(Builder& b, const Side& side, const Values& v) {
       l->set_key(key);
       return l;
     };
-    label(pid_key)->set_num(s.key.stack.pid);
-    label(tid_key)->set_num(s.key.tid);
+    if (side.labels.pid)
+      label(pid_key)->set_num(s.key.stack.pid);
+    if (side.labels.tid)
+      label(tid_key)->set_num(s.key.tid);
     // A string: pprof drops numeric labels whose value is 0, and cpu 0 is
     // as real as any other.
-    label(cpu_key)->set_str(b.str(std::to_string(s.key.cpu)));
-    label(comm_key)->set_str(b.str(side.profile.comm(s.key)));
+    if (side.labels.cpu)
+      label(cpu_key)->set_str(b.str(std::to_string(s.key.cpu)));
+    if (side.labels.comm)
+      label(comm_key)->set_str(b.str(side.profile.comm(s.key)));
     if (side.side)
       label(side_key)->set_str(b.str(side.side));
   }
@@ -270,7 +275,8 @@ void write_profile(std::ostream& out, const RecordingSummary& info, std::span<co
 
 }  // namespace
 
-size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64_t split_ns) {
+size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64_t split_ns,
+                          PprofLabels labels) {
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     throw_errno("cannot make the directory " + dir + " (-o)", errno);
   struct stat st {};
@@ -296,7 +302,7 @@ size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64
     __gnu_cxx::stdio_filebuf<char> buffer(file.take_fd().release(),
                                           std::ios::out | std::ios::binary);
     std::ostream out(&buffer);
-    write_pprof(out, part);
+    write_pprof(out, part, labels);
     out.flush();
     if (!out || !buffer.close())
       throw Error("cannot write " + dir + "/" + name + ": the disk is full");
@@ -305,8 +311,8 @@ size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64
   return slices.size();
 }
 
-void write_pprof(std::ostream& out, const Profile& profile) {
-  const Side all[] = {{profile}};
+void write_pprof(std::ostream& out, const Profile& profile, PprofLabels labels) {
+  const Side all[] = {{profile, 1, nullptr, labels}};
   write_profile(out, profile.summary, all);
 }
 

@@ -9,14 +9,20 @@
 
 namespace ebprof::report {
 
+// Which labels each pprof sample carries (--labels): fewer labels, fewer
+// distinct samples, which backends count against their limits.
+struct PprofLabels {
+  bool pid = true, tid = true, comm = true, cpu = true;
+};
+
 // Writes `profile` as a gzip-compressed pprof profile (profile.proto), what
 // go tool pprof, Pyroscope and other pprof readers take. Sample types are
 // samples/count and cpu/nanoseconds (events/count for events that are not
 // clocks), off_cpu/nanoseconds with intervals off CPU; each sample is
-// labelled with pid, tid, comm and cpu. Every frame is symbolized already:
+// labelled with pid, tid, comm and cpu (those of `labels`). Every frame is symbolized already:
 // each binary is one mapping with its build-id, each (binary, address,
 // name) one location, each name one function with its mangled system name.
-void write_pprof(std::ostream& out, const Profile& profile);
+void write_pprof(std::ostream& out, const Profile& profile, PprofLabels labels = {});
 
 // One profile of the difference NEW minus BASE, the way go tool pprof's
 // -diff_base builds it: NEW's samples as they are, BASE's with negated
@@ -32,6 +38,7 @@ void write_pprof_diff(std::ostream& out, const Profile& base, double base_in_new
 // slice's: what Pyroscope's /ingest and Parca take, one upload each.
 // Returns how many it wrote. Throws Error when `dir` cannot be made or
 // written.
-size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64_t split_ns);
+size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64_t split_ns,
+                          PprofLabels labels = {});
 
 }  // namespace ebprof::report
