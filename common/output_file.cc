@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ext/stdio_filebuf.h>
+
 #include <cerrno>
 #include <utility>
 #include <vector>
@@ -88,6 +90,18 @@ void ReplacingFile::commit() {
   if (::rename(temp_.c_str(), path_.c_str()) != 0)
     throw Error(errno_message("cannot write " + path_, errno) + ": choose another path");
   temp_.clear();
+}
+
+void write_replacing(const std::string& path, const std::string& option,
+                     const std::function<void(std::ostream&)>& write) {
+  ReplacingFile file(path, option);
+  __gnu_cxx::stdio_filebuf<char> buffer(file.take_fd().release(), std::ios::out | std::ios::binary);
+  std::ostream out(&buffer);
+  write(out);
+  out.flush();
+  if (!out || !buffer.close())
+    throw Error("cannot write " + path + ": the disk is full or the output was closed");
+  file.commit();
 }
 
 }  // namespace ebprof

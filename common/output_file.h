@@ -11,6 +11,8 @@
 // while it grows, to survive a crash), or a file beside it renamed over it
 // when complete (rename(2) replaces a link, never its target).
 
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "common/unique_fd.h"
@@ -47,5 +49,12 @@ class ReplacingFile {
   std::string temp_;  // "" once committed
   UniqueFd fd_;
 };
+
+// Writes the file at `path` whole, through a ReplacingFile: `write` fills
+// the stream, and the file takes `path`'s place only once all of it
+// reached the disk. Throws Error (the path, the disk full) otherwise; what
+// `write` throws leaves `path` as it was.
+void write_replacing(const std::string& path, const std::string& option,
+                     const std::function<void(std::ostream&)>& write);
 
 }  // namespace ebprof

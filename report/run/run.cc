@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
-#include <ext/stdio_filebuf.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -294,33 +293,26 @@ void run_planned(const Plan& plan) {
   for (const std::string& in : plan.inputs)
     if (!plan.output.empty() && same_file(in, plan.output))
       throw Error("-o " + plan.output + " is the recording being read: choose another file");
+  const auto report = [&](std::ostream& out) {
+    if (plan.follow)
+      run_follow(plan, out);
+    else
+      write_report(plan, out);
+  };
   // -o: written beside the file and renamed over it when complete, so a
   // report that fails leaves an existing file as it was.
-  std::optional<ReplacingFile> file;
-  std::optional<__gnu_cxx::stdio_filebuf<char>> buffer;
-  std::optional<std::ostream> to_file;
-  if (!plan.output.empty()) {
-    file.emplace(plan.output, "-o");
-    buffer.emplace(file->take_fd().release(), std::ios::out | std::ios::binary);
-    to_file.emplace(&*buffer);
-  }
+  if (!plan.output.empty())
+    return write_replacing(plan.output, "-o", report);
   // As gzip does: bytes a terminal would garble, and a user meant to keep.
-  if (!file && plan.format->binary && plan.command != Command::kInfo &&
-      plan.command != Command::kDump && isatty(STDOUT_FILENO))
+  if (plan.format->binary && plan.command != Command::kInfo && plan.command != Command::kDump &&
+      isatty(STDOUT_FILENO))
     throw Error(std::string("--format ") + plan.format->name +
                 " is binary, not for a terminal: write it with -o FILE, or redirect it");
-  std::ostream& out = to_file ? *to_file : std::cout;
   std::ios::sync_with_stdio(false);
-  if (plan.follow)
-    run_follow(plan, out);
-  else
-    write_report(plan, out);
-  out.flush();
-  if (!out || (buffer && !buffer->close()))
-    throw Error("cannot write " + (plan.output.empty() ? std::string("the report") : plan.output) +
-                ": the disk is full or the output was closed");
-  if (file)
-    file->commit();
+  report(std::cout);
+  std::cout.flush();
+  if (!std::cout)
+    throw Error("cannot write the report: the disk is full or the output was closed");
 }
 
 }  // namespace

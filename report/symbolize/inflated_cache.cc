@@ -43,18 +43,6 @@ std::string entry_path(const InflatedCache& cache, const std::string& build_id) 
   return cache.dir + "/" + hex_bytes(build_id) + ".debug";
 }
 
-bool write_all(int fd, std::span<const char> bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    bytes = bytes.subspan(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 // Removes the files used longest ago (a hit touches its file) until the
 // rest fit the limit; `kept` stays whatever its size.
 void trim(const InflatedCache& cache, const std::string& kept) {
@@ -123,11 +111,9 @@ void keep_inflated(const InflatedCache& cache, const std::string& build_id,
     return;
   const std::string path = entry_path(cache, build_id);
   try {
-    ReplacingFile file(path, "--cache-dir");
-    UniqueFd fd = file.take_fd();
-    if (!write_all(fd.get(), image) || ::close(fd.release()) != 0)
-      return;  // the file removes what it wrote
-    file.commit();
+    write_replacing(path, "--cache-dir", [&](std::ostream& out) {
+      out.write(image.data(), static_cast<std::streamsize>(image.size()));
+    });
   } catch (const std::exception&) {
     return;  // a full disk, a read-only home: the next report inflates again
   }

@@ -3,8 +3,6 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include <ext/stdio_filebuf.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -298,15 +296,8 @@ size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64
     gmtime_r(&seconds, &utc);
     char name[32];
     std::strftime(name, sizeof name, "%Y%m%dT%H%M%SZ.pb.gz", &utc);
-    ReplacingFile file(dir + "/" + name, "-o");
-    __gnu_cxx::stdio_filebuf<char> buffer(file.take_fd().release(),
-                                          std::ios::out | std::ios::binary);
-    std::ostream out(&buffer);
-    write_pprof(out, part, labels);
-    out.flush();
-    if (!out || !buffer.close())
-      throw Error("cannot write " + dir + "/" + name + ": the disk is full");
-    file.commit();
+    write_replacing(dir + "/" + name, "-o",
+                    [&](std::ostream& out) { write_pprof(out, part, labels); });
   }
   return slices.size();
 }
