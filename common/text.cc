@@ -1,6 +1,38 @@
 #include "common/text.h"
 
+#include <charconv>
+#include <initializer_list>
+#include <utility>
+
 namespace ebprof {
+namespace {
+
+// N and its unit, one of `units` (a letter each, with its factor).
+std::optional<uint64_t> parse_quantity(std::string_view text,
+                                       std::initializer_list<std::pair<char, uint64_t>> units) {
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || n == 0 || end + 1 != text.data() + text.size())
+    return std::nullopt;
+  for (const auto& [unit, factor] : units)
+    if (*end == unit)
+      return n <= UINT64_MAX / factor ? std::optional<uint64_t>(n * factor) : std::nullopt;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_duration_ns(std::string_view text) {
+  constexpr uint64_t kSecond = 1'000'000'000;
+  return parse_quantity(
+      text, {{'s', kSecond}, {'m', 60 * kSecond}, {'h', 3600 * kSecond}, {'d', 86400 * kSecond}});
+}
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+  return parse_quantity(
+      text,
+      {{'B', 1}, {'K', uint64_t{1} << 10}, {'M', uint64_t{1} << 20}, {'G', uint64_t{1} << 30}});
+}
 
 std::string valid_utf8(std::string_view s) {
   std::string out;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,12 @@ std::string string_printf(const char* fmt, Args... args) {
   std::snprintf(out.data(), n + 1, fmt, args...);
   return out;
 }
+
+// perf's quantities: a positive whole number and its unit, "60s", "5m",
+// "1h", "1d" (nanoseconds) and "512B", "100K", "100M", "2G" (bytes);
+// nullopt for anything else, an overflow included.
+std::optional<uint64_t> parse_duration_ns(std::string_view text);
+std::optional<uint64_t> parse_size(std::string_view text);
 
 // "1 binary", "2 binaries": a count with its noun.
 inline std::string count_of(uint64_t n, const char* one, const char* many) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/text.h"
 #include "common/version.h"
 #include "record/perf_events.h"
 
@@ -207,19 +208,19 @@ std::optional<int> finish_options(const CLI::App& app, const OutputFlags& flags,
     }
   }
   if (!flags.flight_recorder.empty()) {
-    const std::optional<SwitchOutput> window = parse_switch_output(flags.flight_recorder);
-    const std::optional<SwitchOutput> size = parse_switch_output(
-        flags.flight_recorder_size.empty() ? "256M" : flags.flight_recorder_size);
-    if (!window || window->when != SwitchOutput::When::kTime || !size ||
-        size->when != SwitchOutput::When::kSize || o.switch_output) {
+    const std::optional<uint64_t> window = parse_duration_ns(flags.flight_recorder);
+    const std::optional<uint64_t> size = flags.flight_recorder_size.empty()
+                                             ? o.flight_recorder_bytes
+                                             : parse_size(flags.flight_recorder_size);
+    if (!window || !size || o.switch_output) {
       std::fprintf(stderr,
                    "ebprof-record: --flight-recorder=%s: expected a duration (60s; s, m, h or d), "
                    "a --flight-recorder-size with B, K, M or G, and no --switch-output\n",
                    flags.flight_recorder.c_str());
       return 2;
     }
-    o.flight_recorder_ns = window->period_ns;
-    o.flight_recorder_bytes = size->bytes;
+    o.flight_recorder_ns = *window;
+    o.flight_recorder_bytes = *size;
   } else if (!flags.flight_recorder_size.empty()) {
     std::fprintf(stderr, "ebprof-record: --flight-recorder-size needs --flight-recorder\n");
     return 2;

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <ctime>
 
 #include "common/error.h"
@@ -16,39 +15,11 @@ namespace ebprof::record {
 std::optional<SwitchOutput> parse_switch_output(std::string_view value) {
   if (value == "signal")
     return SwitchOutput{};
-  uint64_t n = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  const std::string_view unit(end, value.data() + value.size() - end);
-  if (ec != std::errc() || n == 0 || unit.size() != 1)
-    return std::nullopt;
-  const auto scaled = [&](uint64_t factor, SwitchOutput::When when) -> std::optional<SwitchOutput> {
-    if (n > UINT64_MAX / factor)
-      return std::nullopt;
-    SwitchOutput s{.when = when};
-    (when == SwitchOutput::When::kSize ? s.bytes : s.period_ns) = n * factor;
-    return s;
-  };
-  constexpr uint64_t kSecond = 1'000'000'000;
-  switch (unit[0]) {
-    case 'B':
-      return scaled(1, SwitchOutput::When::kSize);
-    case 'K':
-      return scaled(uint64_t{1} << 10, SwitchOutput::When::kSize);
-    case 'M':
-      return scaled(uint64_t{1} << 20, SwitchOutput::When::kSize);
-    case 'G':
-      return scaled(uint64_t{1} << 30, SwitchOutput::When::kSize);
-    case 's':
-      return scaled(kSecond, SwitchOutput::When::kTime);
-    case 'm':
-      return scaled(60 * kSecond, SwitchOutput::When::kTime);
-    case 'h':
-      return scaled(3600 * kSecond, SwitchOutput::When::kTime);
-    case 'd':
-      return scaled(86400 * kSecond, SwitchOutput::When::kTime);
-    default:
-      return std::nullopt;
-  }
+  if (const std::optional<uint64_t> bytes = parse_size(value))
+    return SwitchOutput{.when = SwitchOutput::When::kSize, .bytes = *bytes};
+  if (const std::optional<uint64_t> ns = parse_duration_ns(value))
+    return SwitchOutput{.when = SwitchOutput::When::kTime, .period_ns = *ns};
+  return std::nullopt;
 }
 
 std::string switched_name(const std::string& output, uint64_t realtime_ns) {

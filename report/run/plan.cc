@@ -3,10 +3,10 @@
 #include <glob.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "format/reader.h"
 #include "report/load/summary.h"
 #include "report/run/memory_budget.h"
@@ -123,22 +123,16 @@ uint64_t parse_split(const ReportOptions& o) {
   if (o.split.empty())
     return 0;
   const std::string usage = "--split " + o.split + ": ";
-  uint64_t n = 0;
-  const char* end = o.split.data() + o.split.size();
-  const auto [unit, ec] = std::from_chars(o.split.data(), end, n);
-  const std::string_view suffix(unit, end - unit);
-  const uint64_t factor = suffix.empty() || suffix == "s" ? 1
-                          : suffix == "m"                 ? 60
-                          : suffix == "h"                 ? 3600
-                          : suffix == "d"                 ? 86400
-                                                          : 0;
-  if (ec != std::errc() || n == 0 || factor == 0 || n > 366 * 86400 / factor)
+  const bool seconds = o.split.find_first_not_of("0123456789") == std::string::npos;
+  const std::optional<uint64_t> ns = parse_duration_ns(seconds ? o.split + "s" : o.split);
+  constexpr uint64_t kYear = 366 * 86400 * uint64_t{1'000'000'000};
+  if (!ns || *ns > kYear)
     throw Error(usage + "expected a duration of at least 1s, as 60s, 5m or 1h");
   if (o.command != Command::kReport || o.format != "pprof")
     throw Error(usage + "splits pprof output: add --format pprof");
   if (o.output.empty())
     throw Error(usage + "writes one file per slice: give the directory with -o DIR");
-  return n * factor * 1'000'000'000;
+  return *ns;
 }
 
 std::vector<std::string> inputs_of(const ReportOptions& o) {
