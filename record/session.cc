@@ -47,12 +47,16 @@ void on_switch_signal(int) {
 // signal must interrupt the ring-buffer wait). Once stopping, the defaults
 // are back, so a second Ctrl-C ends a slow shutdown at once; the file is
 // still readable up to its last frame.
-void set_stop_handlers(void (*handler)(int)) {
+void set_handler(int sig, void (*handler)(int)) {
   struct sigaction sa {};
   sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(sig, &sa, nullptr);
+}
+
+void set_stop_handlers(void (*handler)(int)) {
+  set_handler(SIGINT, handler);
+  set_handler(SIGTERM, handler);
 }
 
 // A tracker that knows every target alive now, read from /proc.
@@ -198,7 +202,9 @@ class Session {
   bool done(uint64_t now_ns);
   bool switch_due(uint64_t now_ns);
   // --flight-recorder: the slices kept written out as FILE.<UTC time>.
-  void dump_flight(uint64_t now_ns);
+  void dump_flight();
+  // --switch-output: the file just ended renamed FILE.<UTC time>, and said so.
+  void keep_switched();
   // Ends the file under way (--switch-output) and goes on in a new one.
   void switch_file(uint64_t now_ns);
   // The file's last losses and its end frame, with its own totals.
@@ -297,13 +303,10 @@ bool Session::switch_due(uint64_t now_ns) {
 void Session::switch_file(uint64_t now_ns) {
   recorder_.flush(0, true);
   end_file(now_ns);
-  if (flight_) {
+  if (flight_)
     flight_->keep(std::move(slice_), now_ns);
-  } else {
-    const std::string kept = switched_->keep(o_.output, realtime_ns());
-    if (!o_.quiet)
-      std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
-  }
+  else
+    keep_switched();
   bytes_in_earlier_files_ += writer_.bytes_written();
   format::RecordingInfo info = header_.info;
   info.start_realtime_ns = realtime_ns();
@@ -315,14 +318,19 @@ void Session::switch_file(uint64_t now_ns) {
   file_started_ns_ = now_ns;
 }
 
-void Session::dump_flight(uint64_t now_ns) {
+void Session::keep_switched() {
+  const std::string kept = switched_->keep(o_.output, realtime_ns());
+  if (!o_.quiet)
+    std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
+}
+
+void Session::dump_flight() {
   const std::string name = switched_name(o_.output, realtime_ns());
   const size_t slices = flight_->dump(name);
   ++dumps_;
   if (!o_.quiet)
     std::fprintf(stderr, "[ ebprof-record: wrote %s, the last %.1f s (%s) ]\n", name.c_str(),
                  double(o_.flight_recorder_ns) / 1e9, count_of(slices, "slice", "slices").c_str());
-  (void)now_ns;
 }
 
 void Session::end_file(uint64_t end_ns) {
@@ -358,7 +366,7 @@ void Session::record_until_done() {
     if (flight_ && g_switch_signal) {  // SIGUSR2: the flight recorder's memory, now
       g_switch_signal = 0;
       switch_file(now);
-      dump_flight(now);
+      dump_flight();
     }
     if (status.due(now))
       status.show(now, {(now - start_ns) / 1e9, recorder_.stats().samples, bytes_written(),
@@ -379,13 +387,10 @@ void Session::finish() {
   end_file(end_ns);
   if (flight_) {
     flight_->keep(std::move(slice_), end_ns);
-    dump_flight(end_ns);
+    dump_flight();
   }
-  if (switched_) {
-    const std::string kept = switched_->keep(o_.output, realtime_ns());
-    if (!o_.quiet)
-      std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
-  }
+  if (switched_)
+    keep_switched();
   if (tracker_.lost_events())
     std::fprintf(stderr,
                  "ebprof-record: warning: the kernel dropped %llu mapping events; maps of some "
@@ -428,12 +433,8 @@ int run_session(const RecordOptions& options) {
   // run before the output is touched, not with a header-only file.
   set_stop_handlers(on_stop_signal);
   if ((options.switch_output && options.switch_output->when == SwitchOutput::When::kSignal) ||
-      options.flight_recorder_ns) {
-    struct sigaction sa {};
-    sa.sa_handler = on_switch_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR2, &sa, nullptr);
-  }
+      options.flight_recorder_ns)
+    set_handler(SIGUSR2, on_switch_signal);
   return Session(options).run();
 }
 

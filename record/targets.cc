@@ -50,17 +50,27 @@ bool ProcessWatch::all_exited() const {
   return true;
 }
 
-std::vector<uint32_t> threads_of(uint32_t pid) {
-  std::vector<uint32_t> tids;
+namespace {
+
+// The ids that name entries of `dir` (/proc, /proc/PID/task); none when
+// it is gone.
+std::vector<uint32_t> numbered_entries(const std::string& dir) {
+  std::vector<uint32_t> ids;
   std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    uint32_t tid = 0;
-    if (std::from_chars(name.data(), name.data() + name.size(), tid).ec == std::errc())
-      tids.push_back(tid);
+    uint32_t id = 0;
+    auto [end, bad] = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (bad == std::errc() && end == name.data() + name.size())
+      ids.push_back(id);
   }
-  return tids;
+  return ids;
+}
+
+}  // namespace
+
+std::vector<uint32_t> threads_of(uint32_t pid) {
+  return numbered_entries("/proc/" + std::to_string(pid) + "/task");
 }
 
 std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {
@@ -110,13 +120,8 @@ std::vector<uint32_t> existing_targets(bool system_wide, const std::vector<uint3
     if (std::optional<uint32_t> tgid = read_tgid(tid))
       out.push_back(*tgid);
   if (system_wide)
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      uint32_t pid = 0;
-      const std::string name = entry.path().filename().string();
-      auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-      if (ec == std::errc() && end == name.data() + name.size())
-        out.push_back(pid);
-    }
+    for (uint32_t pid : numbered_entries("/proc"))
+      out.push_back(pid);
   return out;
 }
 
