@@ -144,6 +144,14 @@ struct Stages {
     return profiles.emplace_back(
         report::aggregate(of, comms, symbolize(plan), {plan.grouping, &plan.stacks, unit}));
   }
+
+  // The inputs' profile, for every output but script's and diff's.
+  const Profile& profile(const Plan& plan) {
+    const std::vector<Recording>& all = load(plan, plan.inputs);
+    check_view(plan, all);
+    const std::span<const Recording> sides[] = {all};
+    return aggregate(plan, all, unit_for(plan, sides));
+  }
 };
 
 void run_info(const Plan& plan, std::ostream& out) {
@@ -203,10 +211,7 @@ void run_profile(const Plan& plan, std::ostream& out) {
     return;
   }
   Stages stages(plan);
-  const std::vector<Recording>& all = stages.load(plan, plan.inputs);
-  check_view(plan, all);
-  const std::span<const Recording> sides[] = {all};
-  plan.format->write(out, stages.aggregate(plan, all, unit_for(plan, sides)), plan);
+  plan.format->write(out, stages.profile(plan), plan);
 }
 
 void run_merge(const Plan& plan) {
@@ -255,11 +260,9 @@ void run_follow(const Plan& given, std::ostream& out) {
     bool ended = true;
     {
       Stages stages(plan);
-      const std::vector<Recording>& all = stages.load(plan, plan.inputs);
-      for (const Recording& r : all)
+      plan.format->write(table, stages.profile(plan), plan);
+      for (const Recording& r : stages.recordings.back())
         ended &= r.end.has_value();
-      const std::span<const Recording> sides[] = {all};
-      plan.format->write(table, stages.aggregate(plan, all, unit_for(plan, sides)), plan);
     }
     // Home and clear, as top does; piped, one table after the other.
     out << (terminal ? "\033[H\033[2J" : "") << table.str() << (terminal ? "" : "\n");
@@ -273,12 +276,8 @@ void run_follow(const Plan& given, std::ostream& out) {
 // --split: files into -o's directory rather than one stream.
 void run_split(const Plan& plan) {
   Stages stages(plan);
-  const std::vector<Recording>& all = stages.load(plan, plan.inputs);
-  check_view(plan, all);
-  const std::span<const Recording> sides[] = {all};
   const size_t files =
-      write_pprof_slices(plan.output, stages.aggregate(plan, all, unit_for(plan, sides)),
-                         plan.split_ns, plan.pprof_labels);
+      write_pprof_slices(plan.output, stages.profile(plan), plan.split_ns, plan.pprof_labels);
   std::fprintf(stderr, "ebprof-report: wrote %s to %s\n",
                count_of(files, "profile", "profiles").c_str(), plan.output.c_str());
 }
