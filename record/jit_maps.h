@@ -27,11 +27,18 @@ class JitMaps {
   static constexpr uint64_t kRereadIntervalNs = 100'000'000;
 
   const ElfSymbol* find(uint32_t pid, uint32_t namespace_pid, uint64_t ip, uint64_t now_ns);
-  // Lets go of the tables of the processes `gone` says have gone: a
-  // recorder that runs for weeks sees millions come and go.
+  // Lets go of the tables of the processes `gone` says have gone (a
+  // recorder that runs for weeks sees millions come and go); returns them.
   template <typename Gone>
-  void forget_if(Gone gone) {
-    std::erase_if(tables_, [&](const auto& entry) { return gone(entry.first); });
+  std::vector<uint32_t> forget_if(Gone gone) {
+    std::vector<uint32_t> pids;
+    std::erase_if(tables_, [&](const auto& entry) {
+      if (!gone(entry.first))
+        return false;
+      pids.push_back(entry.first);
+      return true;
+    });
+    return pids;
   }
 
  private:

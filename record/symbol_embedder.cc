@@ -101,9 +101,10 @@ std::vector<format::EmbeddedSymbols> SymbolEmbedder::drain() {
 }
 
 void SymbolEmbedder::forget_gone(const ProcessTracker& tracker) {
-  auto gone = [&](uint32_t pid) { return tracker.place(pid) == nullptr; };
-  jit_maps_.forget_if(gone);
-  std::erase_if(jit_taken_, [&](const auto& taken) { return gone(std::get<0>(taken)); });
+  // A symbol is taken only from a process's table: its pid goes with it.
+  for (uint32_t pid : jit_maps_.forget_if([&](uint32_t p) { return tracker.place(p) == nullptr; }))
+    jit_taken_.erase(jit_taken_.lower_bound({pid, 0, ""}),
+                     jit_taken_.lower_bound({pid + 1, 0, ""}));
 }
 
 void SymbolEmbedder::forget_taken() {
