@@ -1147,6 +1147,19 @@ TEST(EndToEnd, FollowRedrawsTheTopTableUntilTheRecordingEnds) {
   EXPECT_NE(last.find(kLeafChain), std::string::npos) << last;
 }
 
+// A recording whose recorder was killed has no end frame: --follow stops
+// once the file has not grown for 30 s, with a line saying so, not never.
+TEST(BadInput, FollowingARecordingThatStoppedGrowingEnds) {
+  const std::string data = temp_file("killed.data");
+  const std::string whole = slurp(std::string(EBPROF_TEST_DATA_DIR) + "/v1.2-hotcold.data");
+  std::ofstream(data, std::ios::binary | std::ios::trunc) << whole.substr(0, whole.size() / 2);
+  Outcome follow = run("timeout 60 " + kReport + " -i " + data + " --follow -n 3");
+  EXPECT_EQ(follow.status, 1) << "not the timeout's 124";
+  EXPECT_NE(follow.err.find("has not grown for 30 s and has no end frame"), std::string::npos)
+      << follow.err;
+  EXPECT_NE(follow.out.find("samples of "), std::string::npos) << "the table first";
+}
+
 // SIGTERM at any moment of the start (the BPF programs loading, the output
 // being made) leaves either the previous recording as it was or a whole
 // new one, never a header-only or damaged file.

@@ -249,13 +249,33 @@ void write_report(const Plan& plan, std::ostream& out) {
 
 namespace {
 
+// The inputs' bytes so far, to tell a recording that grows from one whose
+// recorder is gone.
+uint64_t bytes_of(const std::vector<std::string>& paths) {
+  uint64_t total = 0;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0)
+      total += static_cast<uint64_t>(st.st_size);
+  }
+  return total;
+}
+
 // --follow: the whole file read again each second (a report of it is a
-// fraction of that), the table redrawn, until the recorder wrote its end.
+// fraction of that), the table redrawn, until the recorder wrote its end,
+// or the file has not grown for 30 s: a recorder killed leaves no end
+// frame, and following it would never end.
 void run_follow(const Plan& given, std::ostream& out) {
+  constexpr int kStillSeconds = 30;
   Plan plan = given;
   plan.free_at_end = true;  // a report each second
   const bool terminal = isatty(STDOUT_FILENO);
-  for (;;) {
+  uint64_t last_bytes = 0;
+  for (int still = 0;; ++still) {
+    if (const uint64_t bytes = bytes_of(plan.inputs); bytes != last_bytes) {
+      last_bytes = bytes;
+      still = 0;
+    }
     std::ostringstream table;
     bool ended = true;
     {
@@ -269,6 +289,10 @@ void run_follow(const Plan& given, std::ostream& out) {
     out.flush();
     if (ended)
       return;
+    if (still >= kStillSeconds)
+      throw Error(plan.inputs.front() + " has not grown for " + std::to_string(kStillSeconds) +
+                  " s and has no end frame: its recorder was stopped or killed; the table above "
+                  "is what it holds");
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
