@@ -287,7 +287,11 @@ size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64
       it->second = Profile{profile.summary, profile.unit, profile.comms, profile.frames, {}};
     it->second.stacks.push_back(s);
   }
-  for (auto& [slice, part] : slices) {
+  for (auto& entry : slices) {
+    // Named, not bound: a lambda below takes it, which clang 14 refuses
+    // for a structured binding.
+    const uint32_t slice = entry.first;
+    Profile& part = entry.second;
     const uint64_t start_ns = uint64_t{slice} * split_ns;
     part.summary.start_realtime_ns = start_ns;
     part.summary.duration_s = static_cast<double>(split_ns) / 1e9;
