@@ -56,16 +56,19 @@ const Vdso* own_vdso() {
 }
 
 // Whether process `pid` maps at `m` the vDSO this process has: the same
-// bytes (a 32-bit process has another).
+// bytes (a 32-bit process has another). A process already gone, as one of a
+// second or less often is when its maps are captured, cannot be read: its
+// vDSO is ours when it lies where only a 64-bit process maps one, above
+// 4 GiB (an x32 or ia32 process's address space ends below).
 bool maps_own_vdso(uint32_t pid, const format::Mapping& m, const Vdso& vdso) {
   if (m.end - m.start != vdso.image.size())
     return false;
   std::string theirs(vdso.image.size(), '\0');
   UniqueFd mem(open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
-  return mem &&
-         pread(mem.get(), theirs.data(), theirs.size(), static_cast<off_t>(m.start)) ==
-             ssize_t(theirs.size()) &&
-         theirs == vdso.image;
+  if (!mem || pread(mem.get(), theirs.data(), theirs.size(), static_cast<off_t>(m.start)) !=
+                  ssize_t(theirs.size()))
+    return m.start >= (uint64_t{1} << 32);
+  return theirs == vdso.image;
 }
 
 }  // namespace

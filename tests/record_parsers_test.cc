@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "record/elf_identities.h"
 #include "record/flight_recorder.h"
 #include "record/jit_maps.h"
 #include "record/kallsyms.h"
@@ -108,6 +109,30 @@ TEST(ProcMaps, KeepsExecutableMappingsWithOffsetsAndPaths) {
   EXPECT_EQ(maps[2].path, "");
   EXPECT_EQ(maps[3].path, "[vdso]");
   EXPECT_EQ(maps[4].path, "/tmp/gone (deleted)");
+}
+
+// The vDSO has no file: it is named from the recorder's own copy when a
+// process maps the same image, read through /proc/PID/mem while it lives,
+// and judged by where it lies once it is gone (a process of a second is).
+TEST(ProcMaps, TheVdsoOfAProcessAliveOrGoneIsTheRecordersOwn) {
+  std::ifstream in("/proc/self/maps");
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  format::Mapping vdso;
+  for (const format::Mapping& m : parse_proc_maps(text))
+    if (m.path == "[vdso]")
+      vdso = m;
+  ASSERT_EQ(vdso.path, "[vdso]") << text;
+  ASSERT_GE(vdso.start, uint64_t{1} << 32) << "a 64-bit process's";
+  EXPECT_EQ(mapped_file_paths(static_cast<uint32_t>(getpid()), vdso).size(), 1u) << "alive";
+  const uint32_t gone = 0x3fffffff;  // above pid_max: cannot exist
+  EXPECT_EQ(mapped_file_paths(gone, vdso).size(), 1u) << "gone, above 4 GiB";
+  format::Mapping low = vdso;
+  low.start = 0xf7fc0000;
+  low.end = low.start + (vdso.end - vdso.start);
+  EXPECT_TRUE(mapped_file_paths(gone, low).empty()) << "a 32-bit process's has other bytes";
+  format::Mapping other_size = vdso;
+  other_size.end += 4096;
+  EXPECT_TRUE(mapped_file_paths(gone, other_size).empty());
 }
 
 TEST(ProcMaps, ReadsThisProcessAndExplainsAMissingOne) {
