@@ -20,6 +20,8 @@ class ProcessSource {
   virtual bool follows_events() const { return false; }
   // Appends the task events that arrived since the last call.
   virtual void drain_events(std::vector<TaskEvent>& out) {}
+  // Whether process `pid` is still there (a zombie is).
+  virtual bool alive(uint32_t pid) { return true; }
   // Completes what events cannot tell about a process about to be written:
   // its mappings' build-ids (when the kernel gave none) and debuglinks, and
   // its place (namespaces, root) when unknown.

@@ -130,6 +130,12 @@ void ProcessTracker::apply(const TaskEvent& e) {
 
 void ProcessTracker::advance(uint64_t time_ns) {
   apply_until(time_ns);
+  if (time_ns >= swept_at_ns_ + kSweepIntervalNs) {
+    swept_at_ns_ = time_ns;
+    for (auto& [pid, p] : processes_)
+      if (!p.exited_at_ns && !source_->alive(pid))
+        p.exited_at_ns = time_ns;
+  }
   std::erase_if(processes_, [&](const auto& entry) {
     uint64_t exited = entry.second.exited_at_ns;
     return exited != 0 && exited + kKeepExitedNs < time_ns;

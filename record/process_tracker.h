@@ -30,6 +30,11 @@ class ProcessTracker {
   // How long an exited process's maps stay known: samples taken before the
   // exit can still be in the ring buffer.
   static constexpr uint64_t kKeepExitedNs = 5'000'000'000;
+  // How often processes not known to have exited are checked for: an exit
+  // the events did not tell (the kernel dropped them, there are none, or
+  // the leader was sampled on its way out, which counts as alive) must not
+  // keep a process's maps for the rest of a week-long recording.
+  static constexpr uint64_t kSweepIntervalNs = 10'000'000'000;
 
   // `source` outlives the tracker.
   explicit ProcessTracker(ProcessSource& source) : source_(&source) {}
@@ -45,7 +50,7 @@ class ProcessTracker {
   // Pulls in new side-band events.
   void refill();
   // Applies the events up to `time_ns` and forgets processes that exited
-  // long before it.
+  // long before it, or that are no longer there.
   void advance(uint64_t time_ns);
 
   // Every process's maps are to be written again on its next sample: a new
@@ -89,6 +94,7 @@ class ProcessTracker {
   std::unordered_map<uint32_t, Process> processes_;
   std::vector<TaskEvent> queue_;  // by time; queue_[head_] is the next to apply
   size_t head_ = 0;
+  uint64_t swept_at_ns_ = 0;
   size_t written_ = 0;
   uint64_t lost_events_ = 0;
 };

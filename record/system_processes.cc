@@ -1,5 +1,7 @@
 #include "record/system_processes.h"
 
+#include <signal.h>
+
 #include <cerrno>
 #include <cstdio>
 
@@ -45,6 +47,10 @@ void SystemProcesses::drain_events(std::vector<TaskEvent>& out) {
   for (size_t i = first; i < out.size(); ++i)
     if (TaskEvent& e = out[i]; e.kind == TaskEvent::Kind::kMmap)
       identities_.identify(e.pid, e.mapping, e.device, e.inode);
+}
+
+bool SystemProcesses::alive(uint32_t pid) {
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 void SystemProcesses::describe(uint32_t pid, format::ProcessInfo& info) {

@@ -21,6 +21,7 @@ class SystemProcesses : public ProcessSource {
   format::ProcessInfo read(uint32_t pid, uint64_t now_ns) override;
   bool follows_events() const override { return side_band_.has_value(); }
   void drain_events(std::vector<TaskEvent>& out) override;
+  bool alive(uint32_t pid) override;
   void describe(uint32_t pid, format::ProcessInfo& info) override;
 
   ElfIdentities& identities() { return identities_; }

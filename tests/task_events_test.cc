@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include <cstring>
+#include <set>
 
 #include "fake_processes.h"
 #include "record/process_tracker.h"
@@ -265,6 +266,29 @@ TEST(ProcessTracker, ExitedProcessesAreForgottenLater) {
   EXPECT_TRUE(t.tracker.find_mapping(7, 0x1100));
   t.tracker.advance(11 + ProcessTracker::kKeepExitedNs);
   EXPECT_FALSE(t.tracker.find_mapping(7, 0x1100));
+}
+
+// A process sampled on its way out (after its EXIT record, in the kernel's
+// exit path), or whose exit the kernel dropped, is not kept for ever: the
+// tracker checks every so often who is still there.
+TEST(ProcessTracker, ProcessesGoneWithoutAnExitTheyKeepAreForgotten) {
+  SideBandTracker t;
+  std::set<uint32_t> gone;
+  t.source.on_alive = [&](uint32_t pid) { return !gone.count(pid); };
+  t.tracker.seed({7, "p", 1, {{0x1000, 0x2000, 0, "/bin/p"}}, ""});  // its exit is dropped
+  t.tracker.seed({8, "q", 1, {{0x1000, 0x2000, 0, "/bin/q"}}, ""});
+  t.tracker.seed({9, "r", 1, {{0x1000, 0x2000, 0, "/bin/r"}}, ""});  // lives on
+  t.add(task(PERF_RECORD_EXIT, 8, 1, 8, 10));
+  std::vector<uint64_t> user = {0x1100};
+  t.tracker.observe(8, user, false, 11);  // sampled after its exit
+  gone = {7, 8};
+  const uint64_t sweep = ProcessTracker::kSweepIntervalNs;
+  t.tracker.advance(sweep);
+  EXPECT_TRUE(t.tracker.find_mapping(7, 0x1100)) << "samples still on their way";
+  t.tracker.advance(sweep + ProcessTracker::kKeepExitedNs + 1);
+  EXPECT_FALSE(t.tracker.find_mapping(7, 0x1100));
+  EXPECT_FALSE(t.tracker.find_mapping(8, 0x1100));
+  EXPECT_TRUE(t.tracker.find_mapping(9, 0x1100));
 }
 
 }  // namespace
