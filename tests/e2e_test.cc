@@ -1121,6 +1121,56 @@ TEST(EndToEnd, FlightRecorderWritesTheLastSecondsWhenAsked) {
   }
 }
 
+// A process's resident set, in KiB.
+uint64_t rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stoull(line.substr(6));
+  return 0;
+}
+
+// Processes started on this machine since boot.
+uint64_t processes_started() {
+  std::ifstream in("/proc/stat");
+  for (std::string word; in >> word;)
+    if (word == "processes" && in >> word)
+      return std::stoull(word);
+  return 0;
+}
+
+// Always-on capture in accelerated form: system-wide with rotation while
+// processes come and go by the hundred every second. The recorder's memory
+// after the first minute is what it stays at: exited processes are let
+// go, and the stack and symbol tables start afresh with each file.
+TEST(Soak, RecorderMemoryStaysPutWhileProcessesComeAndGo) {
+  REQUIRE_BPF();
+  constexpr int kSeconds = 150;
+  const fs::path dir = fresh_dir("soak");
+  const std::string out = (dir / "soak.data").string();
+  const pid_t recorder =
+      spawn({kRecord, "-q", "-a", "-F", "999", "--switch-output=10s", "--switch-max-files=2",
+             "--duration", std::to_string(kSeconds), "-o", out});
+  ASSERT_GT(recorder, 0);
+  const pid_t churn = spawn({"/bin/sh", "-c", "while :; do /bin/true; done"});
+  ASSERT_GT(churn, 0);
+  const uint64_t started = processes_started();
+  std::this_thread::sleep_for(std::chrono::seconds(60));
+  const uint64_t after_a_minute = rss_kib(recorder);
+  std::this_thread::sleep_for(std::chrono::seconds(kSeconds - 65));
+  const uint64_t at_the_end = rss_kib(recorder);
+  const double per_second = double(processes_started() - started) / (kSeconds - 5);
+  kill(churn, SIGKILL);
+  wait_exit(churn);
+  EXPECT_EQ(wait_exit(recorder), 0);
+  std::printf("recorder RSS after the first minute: %.1f MB, at %d s: %.1f MB; %.0f processes/s\n",
+              after_a_minute / 1024.0, kSeconds - 5, at_the_end / 1024.0, per_second);
+  ASSERT_GT(after_a_minute, 0u);
+  EXPECT_LE(at_the_end, after_a_minute * 1.15);
+  EXPECT_GE(per_second, 200) << "the workload did not churn";
+  EXPECT_EQ(switched_files(out).size(), 2u);
+}
+
 // --follow reads the recording as it grows: a table every second, the
 // last once the end frame is in, with every sample the file holds.
 TEST(EndToEnd, FollowRedrawsTheTopTableUntilTheRecordingEnds) {
