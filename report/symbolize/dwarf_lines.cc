@@ -6,9 +6,11 @@
 #include <gelf.h>
 #include <sys/stat.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <exception>
 #include <initializer_list>
+#include <tuple>
+#include <unordered_map>
 
 #include "common/elf_file.h"
 #include "report/symbolize/inflated_cache.h"
@@ -36,11 +38,6 @@ const Dwfl_Callbacks kCallbacks = {
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = nullptr,
 };
-
-struct Free {
-  void operator()(Dwarf_Die* p) const { std::free(p); }
-};
-using Scopes = std::unique_ptr<Dwarf_Die[], Free>;
 
 // libdw can open an ELF file with no DWARF units (only .debug_frame, say),
 // which has nothing to say about functions or lines.
@@ -106,11 +103,148 @@ Dwarf_Die* cu_of(Dwfl_Module* module, Dwarf_Addr address, Dwarf_Addr* bias) {
   return nullptr;
 }
 
+// The functions of one unit, walked once: each function and inlined
+// instance with code, the function it is nested in, and the unit's
+// addresses cut into segments, each the innermost function's there.
+// dwarf_getscopes walks the unit's tree again at every lookup: on a unit
+// the size of CPython's ceval.c, that was most of a report's time.
+struct UnitFunctions {
+  struct Function {
+    Dwarf_Die die;
+    int32_t parent;  // index of the function it is nested in; -1 for none
+  };
+  struct Segment {
+    Dwarf_Addr start, end;
+    uint32_t function;
+  };
+  std::vector<Function> functions;
+  std::vector<Segment> segments;  // ascending, disjoint
+
+  // The innermost function holding `address`, if any.
+  const Function* innermost(Dwarf_Addr address) const {
+    auto it = std::upper_bound(segments.begin(), segments.end(), address,
+                               [](Dwarf_Addr a, const Segment& s) { return a < s.start; });
+    if (it == segments.begin() || address >= (--it)->end)
+      return nullptr;
+    return &functions[it->function];
+  }
+};
+
+struct FunctionRange {
+  Dwarf_Addr start, end;
+  uint32_t depth, function;
+};
+
+// Every function of `unit` with code, and its ranges.
+// Imported (partial) units are walked where they are imported, as
+// dwarf_getscopes does; DWARF nested or imported past any sane depth is
+// not followed.
+void collect_functions(Dwarf_Die unit, UnitFunctions& out, std::vector<FunctionRange>& ranges) {
+  constexpr uint32_t kMaxDepth = 512;
+  struct Pending {
+    Dwarf_Die die;
+    int32_t parent;
+    uint32_t depth;
+  };
+  std::vector<Pending> stack;
+  auto push_children = [&](Dwarf_Die* die, int32_t parent, uint32_t depth) {
+    Dwarf_Die child;
+    if (depth < kMaxDepth && dwarf_child(die, &child) == 0) {
+      do
+        stack.push_back({child, parent, depth});
+      while (dwarf_siblingof(&child, &child) == 0);
+    }
+  };
+  push_children(&unit, -1, 1);
+  while (!stack.empty()) {
+    Pending p = stack.back();
+    stack.pop_back();
+    const int tag = dwarf_tag(&p.die);
+    if (tag == DW_TAG_imported_unit) {
+      Dwarf_Attribute attr;
+      Dwarf_Die imported;
+      if (dwarf_formref_die(dwarf_attr(&p.die, DW_AT_import, &attr), &imported))
+        push_children(&imported, p.parent, p.depth + 1);
+      continue;
+    }
+    int32_t inner = p.parent;
+    if (is_function(tag)) {
+      const auto index = static_cast<uint32_t>(out.functions.size());
+      Dwarf_Addr base = 0, start = 0, end = 0;
+      bool has_code = false;
+      for (ptrdiff_t at = 0; (at = dwarf_ranges(&p.die, at, &base, &start, &end)) > 0;) {
+        if (end > start) {
+          ranges.push_back({start, end, p.depth, index});
+          has_code = true;
+        }
+      }
+      if (has_code) {
+        out.functions.push_back({p.die, p.parent});
+        inner = static_cast<int32_t>(index);
+      }
+    }
+    push_children(&p.die, inner, p.depth + 1);
+  }
+}
+
+// Cuts the ranges, which nest, into segments each owned by the innermost
+// function there; ranges that overlap without nesting (bad DWARF) cost
+// nothing but their own accuracy.
+std::vector<UnitFunctions::Segment> segments_of(std::vector<FunctionRange>& ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const FunctionRange& a, const FunctionRange& b) {
+    return std::tie(a.start, a.depth) < std::tie(b.start, b.depth);
+  });
+  std::vector<UnitFunctions::Segment> segments;
+  std::vector<const FunctionRange*> open;  // each nested in the one before
+  Dwarf_Addr at = 0;
+  auto until = [&](Dwarf_Addr end, uint32_t function) {
+    if (end > at) {
+      segments.push_back({at, end, function});
+      at = end;
+    }
+  };
+  for (const FunctionRange& r : ranges) {
+    while (!open.empty() && open.back()->end <= r.start) {
+      until(open.back()->end, open.back()->function);
+      open.pop_back();
+    }
+    if (!open.empty())
+      until(r.start, open.back()->function);
+    at = std::max(at, r.start);
+    open.push_back(&r);
+  }
+  for (; !open.empty(); open.pop_back())
+    until(open.back()->end, open.back()->function);
+  return segments;
+}
+
 }  // namespace
+
+struct DwarfLines::Functions {
+  std::unordered_map<Dwarf_Off, UnitFunctions> units;  // by the unit DIE's offset
+
+  const UnitFunctions& of(Dwarf_Die* unit) {
+    auto [it, added] = units.try_emplace(dwarf_dieoffset(unit));
+    if (added) {
+      std::vector<FunctionRange> ranges;
+      collect_functions(*unit, it->second, ranges);
+      it->second.segments = segments_of(ranges);
+    }
+    return it->second;
+  }
+};
 
 void DwarfLines::DwflEnd::operator()(Dwfl* dwfl) const {
   dwfl_end(dwfl);
 }
+
+DwarfLines::DwarfLines(std::unique_ptr<ElfImage> image, DwflHandle dwfl, Dwfl_Module* module,
+                       uint64_t bias)
+    : image_(std::move(image)),
+      dwfl_(std::move(dwfl)),
+      module_(module),
+      bias_(bias),
+      functions_(std::make_unique<Functions>()) {}
 
 DwarfLines::DwarfLines(DwarfLines&&) noexcept = default;
 DwarfLines& DwarfLines::operator=(DwarfLines&&) noexcept = default;
@@ -181,34 +315,22 @@ std::vector<SourceFrame> DwarfLines::frames(uint64_t vaddr) {
   }
   const bool has_row = !innermost.file.empty();
 
-  Dwarf_Die* raw = nullptr;
-  int count = dwarf_getscopes(cu, address - cu_bias, &raw);
-  Scopes pc_scopes(raw);
-  if (count <= 0)
-    return has_row ? std::vector<SourceFrame>{innermost} : std::vector<SourceFrame>{};
-  // Past an inlined instance dwarf_getscopes continues with the scopes
-  // around its abstract origin (for variable lookup), skipping the callers.
-  // The callers are the DIE's parents in the tree, which
-  // dwarf_getscopes_die gives.
-  Dwarf_Die innermost_die = pc_scopes[0];
-  raw = nullptr;
-  count = dwarf_getscopes_die(&innermost_die, &raw);
-  Scopes chain(raw);
-
+  // The innermost function, then the ones it is nested in, out to the
+  // first that was not inlined.
+  const UnitFunctions& unit = functions_->of(cu);
   std::vector<SourceFrame> out;
   SourceFrame frame = innermost;
-  for (int i = 0; i < count; ++i) {
-    int tag = dwarf_tag(&chain[i]);
-    if (!is_function(tag))
-      continue;  // lexical blocks, the unit
-    frame.function = function_name(&chain[i]);
-    if (tag != DW_TAG_inlined_subroutine) {
+  for (const UnitFunctions::Function* f = unit.innermost(address - cu_bias); f;
+       f = f->parent < 0 ? nullptr : &unit.functions[static_cast<size_t>(f->parent)]) {
+    Dwarf_Die die = f->die;
+    frame.function = function_name(&die);
+    if (dwarf_tag(&die) != DW_TAG_inlined_subroutine) {
       out.push_back(std::move(frame));
       return out;
     }
     frame.inlined = true;
     out.push_back(std::move(frame));
-    frame = call_site(&chain[i]);
+    frame = call_site(&die);
   }
   // No out-of-line function around the address: a line-table row outside
   // any function, or malformed nesting. Keep what the DWARF did say.

@@ -56,13 +56,15 @@ class DwarfLines {
   };
   using DwflHandle = std::unique_ptr<Dwfl, DwflEnd>;
 
-  DwarfLines(std::unique_ptr<ElfImage> image, DwflHandle dwfl, Dwfl_Module* module, uint64_t bias)
-      : image_(std::move(image)), dwfl_(std::move(dwfl)), module_(module), bias_(bias) {}
+  DwarfLines(std::unique_ptr<ElfImage> image, DwflHandle dwfl, Dwfl_Module* module, uint64_t bias);
 
   std::unique_ptr<ElfImage> image_;  // the file's inflated copy, if read from one; outlives dwfl_
   DwflHandle dwfl_;
   Dwfl_Module* module_ = nullptr;  // owned by dwfl_
   uint64_t bias_ = 0;              // module address minus ELF virtual address
+  // Which function or inlined instance each address is in, per unit.
+  struct Functions;
+  std::unique_ptr<Functions> functions_;
 };
 
 }  // namespace ebprof::report
