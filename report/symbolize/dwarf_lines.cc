@@ -60,6 +60,30 @@ bool is_function(int tag) {
   return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
 }
 
+// Whether functions with code can be found inside a DIE of this tag: the
+// scopes libdw's own walks descend into. Variables, parameters and types
+// hold none, and are most of a unit.
+bool may_hold_functions(int tag) {
+  switch (tag) {
+    case DW_TAG_compile_unit:
+    case DW_TAG_partial_unit:
+    case DW_TAG_module:
+    case DW_TAG_lexical_block:
+    case DW_TAG_with_stmt:
+    case DW_TAG_catch_block:
+    case DW_TAG_try_block:
+    case DW_TAG_entry_point:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_subprogram:
+    case DW_TAG_namespace:
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Inlined instances and out-of-line copies keep their names behind
 // DW_AT_abstract_origin, member definitions behind DW_AT_specification:
 // dwarf_attr_integrate follows both.
@@ -103,12 +127,11 @@ Dwarf_Die* cu_of(Dwfl_Module* module, Dwarf_Addr address, Dwarf_Addr* bias) {
   return nullptr;
 }
 
-// The functions of one unit, walked once: each function and inlined
-// instance with code, the function it is nested in, and the unit's
-// addresses cut into segments, each the innermost function's there.
-// dwarf_getscopes walks the unit's tree again at every lookup: on a unit
-// the size of CPython's ceval.c, that was most of a report's time.
-struct UnitFunctions {
+// Functions with code, each with the function it is nested in, and the
+// addresses they cover cut into segments, each the innermost function's
+// there. dwarf_getscopes walks a unit's whole tree at every lookup: on a
+// unit the size of CPython's ceval.c, that was most of a report's time.
+struct FunctionIndex {
   struct Function {
     Dwarf_Die die;
     int32_t parent;  // index of the function it is nested in; -1 for none
@@ -128,73 +151,29 @@ struct UnitFunctions {
       return nullptr;
     return &functions[it->function];
   }
+  const Function* parent(const Function& f) const {
+    return f.parent < 0 ? nullptr : &functions[static_cast<size_t>(f.parent)];
+  }
 };
+
+// A unit's outermost functions, their insides left for when an address
+// falls in them (most of a unit is never sampled); or one function and
+// everything inside it.
+enum class Walk : uint8_t { kOutermost, kInside };
 
 struct FunctionRange {
   Dwarf_Addr start, end;
   uint32_t depth, function;
 };
 
-// Every function of `unit` with code, and its ranges.
-// Imported (partial) units are walked where they are imported, as
-// dwarf_getscopes does; DWARF nested or imported past any sane depth is
-// not followed.
-void collect_functions(Dwarf_Die unit, UnitFunctions& out, std::vector<FunctionRange>& ranges) {
-  constexpr uint32_t kMaxDepth = 512;
-  struct Pending {
-    Dwarf_Die die;
-    int32_t parent;
-    uint32_t depth;
-  };
-  std::vector<Pending> stack;
-  auto push_children = [&](Dwarf_Die* die, int32_t parent, uint32_t depth) {
-    Dwarf_Die child;
-    if (depth < kMaxDepth && dwarf_child(die, &child) == 0) {
-      do
-        stack.push_back({child, parent, depth});
-      while (dwarf_siblingof(&child, &child) == 0);
-    }
-  };
-  push_children(&unit, -1, 1);
-  while (!stack.empty()) {
-    Pending p = stack.back();
-    stack.pop_back();
-    const int tag = dwarf_tag(&p.die);
-    if (tag == DW_TAG_imported_unit) {
-      Dwarf_Attribute attr;
-      Dwarf_Die imported;
-      if (dwarf_formref_die(dwarf_attr(&p.die, DW_AT_import, &attr), &imported))
-        push_children(&imported, p.parent, p.depth + 1);
-      continue;
-    }
-    int32_t inner = p.parent;
-    if (is_function(tag)) {
-      const auto index = static_cast<uint32_t>(out.functions.size());
-      Dwarf_Addr base = 0, start = 0, end = 0;
-      bool has_code = false;
-      for (ptrdiff_t at = 0; (at = dwarf_ranges(&p.die, at, &base, &start, &end)) > 0;) {
-        if (end > start) {
-          ranges.push_back({start, end, p.depth, index});
-          has_code = true;
-        }
-      }
-      if (has_code) {
-        out.functions.push_back({p.die, p.parent});
-        inner = static_cast<int32_t>(index);
-      }
-    }
-    push_children(&p.die, inner, p.depth + 1);
-  }
-}
-
 // Cuts the ranges, which nest, into segments each owned by the innermost
 // function there; ranges that overlap without nesting (bad DWARF) cost
 // nothing but their own accuracy.
-std::vector<UnitFunctions::Segment> segments_of(std::vector<FunctionRange>& ranges) {
+std::vector<FunctionIndex::Segment> segments_of(std::vector<FunctionRange>& ranges) {
   std::sort(ranges.begin(), ranges.end(), [](const FunctionRange& a, const FunctionRange& b) {
     return std::tie(a.start, a.depth) < std::tie(b.start, b.depth);
   });
-  std::vector<UnitFunctions::Segment> segments;
+  std::vector<FunctionIndex::Segment> segments;
   std::vector<const FunctionRange*> open;  // each nested in the one before
   Dwarf_Addr at = 0;
   auto until = [&](Dwarf_Addr end, uint32_t function) {
@@ -218,19 +197,96 @@ std::vector<UnitFunctions::Segment> segments_of(std::vector<FunctionRange>& rang
   return segments;
 }
 
+// The functions `walk` asks for under `root` (a unit, or a function).
+// Imported (partial) units are walked where they are imported, as
+// dwarf_getscopes does; DWARF nested or imported past any sane depth is
+// not followed.
+FunctionIndex index_functions(Dwarf_Die root, Walk walk) {
+  constexpr uint32_t kMaxDepth = 512;
+  struct Pending {
+    Dwarf_Die die;
+    int32_t parent;
+    uint32_t depth;
+  };
+  FunctionIndex out;
+  std::vector<FunctionRange> ranges;
+  std::vector<Pending> stack;
+  auto push_children = [&](Dwarf_Die* die, int32_t parent, uint32_t depth) {
+    Dwarf_Die child;
+    if (depth < kMaxDepth && dwarf_child(die, &child) == 0) {
+      do
+        stack.push_back({child, parent, depth});
+      while (dwarf_siblingof(&child, &child) == 0);
+    }
+  };
+  if (walk == Walk::kOutermost)
+    push_children(&root, -1, 1);
+  else
+    stack.push_back({root, -1, 0});
+  while (!stack.empty()) {
+    Pending p = stack.back();
+    stack.pop_back();
+    const int tag = dwarf_tag(&p.die);
+    if (tag == DW_TAG_imported_unit) {
+      Dwarf_Attribute attr;
+      Dwarf_Die imported;
+      if (dwarf_formref_die(dwarf_attr(&p.die, DW_AT_import, &attr), &imported))
+        push_children(&imported, p.parent, p.depth + 1);
+      continue;
+    }
+    int32_t inner = p.parent;
+    if (is_function(tag)) {
+      const auto index = static_cast<uint32_t>(out.functions.size());
+      Dwarf_Addr base = 0, start = 0, end = 0;
+      bool has_code = false;
+      for (ptrdiff_t at = 0; (at = dwarf_ranges(&p.die, at, &base, &start, &end)) > 0;) {
+        if (end > start) {
+          ranges.push_back({start, end, p.depth, index});
+          has_code = true;
+        }
+      }
+      if (!has_code || walk == Walk::kOutermost) {
+        if (has_code)
+          out.functions.push_back({p.die, p.parent});
+        continue;  // no code inside a function without any
+      }
+      out.functions.push_back({p.die, p.parent});
+      inner = static_cast<int32_t>(index);
+    }
+    if (may_hold_functions(tag))
+      push_children(&p.die, inner, p.depth + 1);
+  }
+  out.segments = segments_of(ranges);
+  return out;
+}
+
 }  // namespace
 
 struct DwarfLines::Functions {
-  std::unordered_map<Dwarf_Off, UnitFunctions> units;  // by the unit DIE's offset
+  struct Unit {
+    FunctionIndex outermost;
+    std::vector<std::unique_ptr<FunctionIndex>> inside;  // by outermost function, on first use
+  };
+  std::unordered_map<Dwarf_Off, Unit> units;  // by the unit DIE's offset
 
-  const UnitFunctions& of(Dwarf_Die* unit) {
+  // The innermost function at `address` of `unit`, and the index it and
+  // the functions around it are in.
+  const FunctionIndex::Function* innermost(Dwarf_Die* unit, Dwarf_Addr address,
+                                           const FunctionIndex*& index) {
     auto [it, added] = units.try_emplace(dwarf_dieoffset(unit));
+    Unit& u = it->second;
     if (added) {
-      std::vector<FunctionRange> ranges;
-      collect_functions(*unit, it->second, ranges);
-      it->second.segments = segments_of(ranges);
+      u.outermost = index_functions(*unit, Walk::kOutermost);
+      u.inside.resize(u.outermost.functions.size());
     }
-    return it->second;
+    const FunctionIndex::Function* outer = u.outermost.innermost(address);
+    if (!outer)
+      return nullptr;
+    std::unique_ptr<FunctionIndex>& inside = u.inside[outer - u.outermost.functions.data()];
+    if (!inside)
+      inside = std::make_unique<FunctionIndex>(index_functions(outer->die, Walk::kInside));
+    index = inside.get();
+    return inside->innermost(address);
   }
 };
 
@@ -317,11 +373,11 @@ std::vector<SourceFrame> DwarfLines::frames(uint64_t vaddr) {
 
   // The innermost function, then the ones it is nested in, out to the
   // first that was not inlined.
-  const UnitFunctions& unit = functions_->of(cu);
+  const FunctionIndex* index = nullptr;
   std::vector<SourceFrame> out;
   SourceFrame frame = innermost;
-  for (const UnitFunctions::Function* f = unit.innermost(address - cu_bias); f;
-       f = f->parent < 0 ? nullptr : &unit.functions[static_cast<size_t>(f->parent)]) {
+  for (const FunctionIndex::Function* f = functions_->innermost(cu, address - cu_bias, index); f;
+       f = index->parent(*f)) {
     Dwarf_Die die = f->die;
     frame.function = function_name(&die);
     if (dwarf_tag(&die) != DW_TAG_inlined_subroutine) {
