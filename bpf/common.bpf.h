@@ -186,6 +186,7 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	s->cpu = bpf_get_smp_processor_id();
 	s->kind = kind;
 	s->blocked_ns = 0;
+	s->cgroup_id = bpf_get_current_cgroup_id();
 	s->state = 0;
 	s->stack_losses = 0;
 	s->peer = 0;

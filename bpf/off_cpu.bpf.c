@@ -107,6 +107,7 @@ static __always_inline void send_switch_window(void *ctx, const struct ebprof_sa
 	w->s.kind = EBPROF_KIND_SWITCH_WINDOW;
 	w->s.kernel_frames = w->s.user_frames = 0;
 	w->s.blocked_ns = 0;
+	w->s.cgroup_id = left->cgroup_id;
 	w->s.state = w->s.stack_losses = w->s.peer = w->s.flags = 0;
 	__builtin_memcpy(w->s.comm, left->comm, sizeof(w->s.comm));
 	size = EBPROF_SAMPLE_HEADER_SIZE + take_user_window(w, true);

@@ -87,6 +87,7 @@ struct ebprof_sample {
 	unsigned short user_frames;
 	char comm[EBPROF_COMM_LEN];
 	unsigned long long blocked_ns; /* off CPU: how long, up to time_ns */
+	unsigned long long cgroup_id;  /* the task's cgroup v2 (its directory's inode); 0: none */
 	unsigned int state;	       /* off CPU: enum ebprof_block_state */
 	unsigned int stack_losses;     /* EBPROF_LOST_*: what of the stacks could not be read */
 	unsigned int peer;	       /* waker: the thread it woke */
@@ -97,6 +98,6 @@ struct ebprof_sample {
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];
 };
 
-#define EBPROF_SAMPLE_HEADER_SIZE 144
+#define EBPROF_SAMPLE_HEADER_SIZE 152
 
 #endif

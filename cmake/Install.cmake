@@ -31,4 +31,4 @@ endforeach()
 add_custom_target(ebprof_man_pages ALL DEPENDS ${man_pages})
 install(FILES ${man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
-install(FILES README.md docs/architecture.md docs/format.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md docs/architecture.md docs/format.md docs/fleet.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

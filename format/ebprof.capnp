@@ -128,6 +128,17 @@ struct SampleBatch {
   firstWindowId @19 :UInt32;
   windows @20 :List(UserWindow);
   windowId @21 :List(UInt32);
+  # Since 1.7: the cgroup v2 each sample ran in, an index into this batch's
+  # cgroups (each batch lists those its samples use); both empty when no
+  # sample of the batch had one (older files, hosts without cgroup v2).
+  cgroups @22 :List(Cgroup);
+  cgroup @23 :List(UInt32);
+}
+
+struct Cgroup {
+  id @0 :UInt64;                # the kernel's cgroup id (its directory's inode number)
+  path @1 :Text;                # in the cgroup v2 hierarchy ("/system.slice/nginx.service");
+                                # "" when it could not be read
 }
 
 # A sample's copy of its user stack and registers, for offline unwinding.

@@ -289,6 +289,22 @@ void decode_off_cpu(schema::SampleBatch::Reader r, const IdSpace& ids, SampleBat
   }
 }
 
+void decode_cgroups(schema::SampleBatch::Reader r, SampleBatch& batch) {
+  for (auto c : r.getCgroups())
+    batch.cgroups.push_back(Cgroup{c.getId(), str(c.getPath())});
+  auto cgroup = r.getCgroup();
+  if (cgroup.size() == 0)
+    return;
+  if (cgroup.size() != batch.samples.size())
+    throw FrameDamage{"cgroup column differs in length from the samples"};
+  for (size_t i = 0; i < batch.samples.size(); ++i) {
+    if (cgroup[i] != kNoCgroup && cgroup[i] >= batch.cgroups.size())
+      throw FrameDamage{"sample " + std::to_string(i) + " refers to cgroup " +
+                        std::to_string(cgroup[i]) + " that its batch does not list"};
+    batch.samples[i].cgroup = cgroup[i];
+  }
+}
+
 SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
   check_first_ids(r, ids, allow_gaps);
   SampleBatch batch;
@@ -305,6 +321,7 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
   decode_samples(r, ids, batch);
   decode_off_cpu(r, ids, batch);
   decode_windows(r, ids, batch);
+  decode_cgroups(r, batch);
   return batch;
 }
 

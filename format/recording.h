@@ -152,6 +152,7 @@ enum class BlockState : uint8_t {
 };
 inline constexpr int kBlockStates = 5;
 inline constexpr uint32_t kNoWaker = UINT32_MAX;
+inline constexpr uint32_t kNoCgroup = UINT32_MAX;
 
 struct Sample {
   uint64_t time_ns = 0;  // CLOCK_MONOTONIC; off CPU: when the thread ran again
@@ -168,7 +169,15 @@ struct Sample {
   uint32_t waker_tid = 0;
   uint32_t waker_comm_id = 0;
   uint32_t window_id = kNoWindow;  // --call-graph dwarf: its user window
+  uint32_t cgroup = kNoCgroup;     // index into its batch's cgroups
   bool operator==(const Sample&) const = default;
+};
+
+// A cgroup v2 that samples ran in.
+struct Cgroup {
+  uint64_t id = 0;   // the kernel's id: its directory's inode number
+  std::string path;  // in the hierarchy ("/system.slice/nginx.service"); "" when unreadable
+  bool operator==(const Cgroup&) const = default;
 };
 
 // New stacks, comms, stack blocks and windows get ids first_*_id,
@@ -182,6 +191,7 @@ struct SampleBatch {
   std::string blocks;  // RecordingInfo::stack_block_bytes each, concatenated
   uint32_t first_window_id = 0;
   std::vector<UserWindow> windows;
+  std::vector<Cgroup> cgroups;  // those its samples ran in, each once
   std::vector<Sample> samples;
   bool operator==(const SampleBatch&) const = default;
 };

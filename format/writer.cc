@@ -364,6 +364,21 @@ void set_windows(schema::SampleBatch::Builder b, const SampleBatch& batch) {
   }
 }
 
+// Cgroups only in batches whose samples ran in one.
+void set_cgroups(schema::SampleBatch::Builder b, const SampleBatch& batch) {
+  const std::vector<Sample>& samples = batch.samples;
+  if (batch.cgroups.empty())
+    return;
+  auto cgroups = b.initCgroups(batch.cgroups.size());
+  for (size_t i = 0; i < batch.cgroups.size(); ++i) {
+    cgroups[i].setId(batch.cgroups[i].id);
+    cgroups[i].setPath(text(batch.cgroups[i].path));
+  }
+  auto cgroup = b.initCgroup(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i)
+    cgroup.set(i, samples[i].cgroup);
+}
+
 }  // namespace
 
 void RecordingWriter::write(const SampleBatch& batch) {
@@ -373,6 +388,7 @@ void RecordingWriter::write(const SampleBatch& batch) {
   set_samples(b, batch.samples);
   set_off_cpu(b, batch.samples);
   set_windows(b, batch);
+  set_cgroups(b, batch);
   write_message(FrameKind::kSampleBatch, message);
   write_copies();
 }

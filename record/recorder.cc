@@ -36,6 +36,16 @@ uint32_t Recorder::intern_comm(std::string_view comm) {
   return it->second;
 }
 
+uint32_t Recorder::intern_cgroup(uint64_t id) {
+  if (id == 0)
+    return format::kNoCgroup;
+  auto [it, inserted] =
+      cgroup_indexes_.try_emplace(id, static_cast<uint32_t>(batch_.cgroups.size()));
+  if (inserted)
+    batch_.cgroups.push_back({id, cgroup_paths_.path(id)});
+  return it->second;
+}
+
 void Recorder::on_record(std::span<const std::byte> record) {
   std::optional<RawSample> s = decode_sample(record);
   if (!s) {
@@ -78,6 +88,7 @@ void Recorder::on_record(std::span<const std::byte> record) {
       s->time_ns, s->tgid, s->tid, static_cast<uint16_t>(s->cpu), stack_id, intern_comm(s->comm),
       s->blocked_ns, static_cast<format::BlockState>(s->state)});
   batch_.samples.back().window_id = window;
+  batch_.samples.back().cgroup = intern_cgroup(s->cgroup_id);
   ++stats_.samples;
   stats_.off_cpu += s->off_cpu;
   if (batch_.samples.size() >= kMaxBatchSamples)
@@ -210,6 +221,8 @@ void Recorder::flush(uint64_t now_ns, bool force) {
   batch_.first_comm_id = comms_defined_;
   batch_.stacks.clear();
   batch_.comms.clear();
+  batch_.cgroups.clear();
+  cgroup_indexes_.clear();
   batch_.samples.clear();
   if (windows_) {
     windows_->forget();

@@ -8,6 +8,7 @@
 
 #include "format/writer.h"
 #include "record/cfi_embedder.h"
+#include "record/cgroup_paths.h"
 #include "record/kallsyms.h"
 #include "record/leaf_repair.h"
 #include "record/loss_ledger.h"
@@ -25,7 +26,7 @@ struct RecorderStats {
   uint64_t embed_ns = 0;  // time spent finding symbols to embed, tables read included
 };
 
-// Turns ring-buffer records into frames: interns stacks and comms, captures
+// Turns ring-buffer records into frames: interns stacks, comms and cgroups, captures
 // process maps on first sight, collects the kernel and user symbols new
 // stacks need, and writes samples in batches, each after those symbols. A batch is
 // written when it is full or a second old, which bounds both memory and what
@@ -68,6 +69,8 @@ class Recorder {
 
  private:
   uint32_t intern_comm(std::string_view comm);
+  // The index of cgroup `id` in the batch under way, or kNoCgroup.
+  uint32_t intern_cgroup(uint64_t id);
   // The record's stack id, new stacks, kernel symbols and process maps
   // written down on the way.
   uint32_t intern_stack(const RawSample& s);
@@ -112,6 +115,8 @@ class Recorder {
   std::vector<format::KernelSymbol> pending_kernel_symbols_;
   std::unordered_map<std::string, uint32_t> comm_ids_;  // of the batch under way
   uint32_t comms_defined_ = 0;                          // comm ids given out
+  CgroupPaths cgroup_paths_;
+  std::unordered_map<uint64_t, uint32_t> cgroup_indexes_;  // of the batch under way
   format::SampleBatch batch_;
   // Intervals of this batch whose waker's record is still to come, by tid.
   std::unordered_map<uint32_t, size_t> awaiting_waker_;

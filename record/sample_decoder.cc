@@ -63,6 +63,7 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   s.peer = s.waker ? header.peer : 0;
   s.blocked_ns = s.off_cpu ? header.blocked_ns : 0;
   s.state = s.off_cpu ? static_cast<uint8_t>(header.state) : 0;
+  s.cgroup_id = header.cgroup_id;
   const char* comm = reinterpret_cast<const char*>(bytes.data()) + offsetof(ebprof_sample, comm);
   s.comm = std::string_view(comm, strnlen(comm, EBPROF_COMM_LEN));
   const auto* ips = reinterpret_cast<const uint64_t*>(bytes.data() + EBPROF_SAMPLE_HEADER_SIZE);

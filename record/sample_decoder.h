@@ -32,6 +32,7 @@ struct RawSample {
   uint32_t peer = 0;
   uint64_t blocked_ns = 0;  // off CPU: how long
   uint8_t state = 0;        // off CPU: format::BlockState
+  uint64_t cgroup_id = 0;   // cgroup v2 id; 0: none
   std::string_view comm;
   std::span<const uint64_t> kernel;  // leaf first
   std::span<const uint64_t> user;    // leaf first

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "record/cgroup_paths.h"
 #include "record/proc_file.h"
 #include "record/proc_maps.h"
 
@@ -79,27 +80,6 @@ std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {
       throw Error("no thread with id " + std::to_string(tid) + " (-t): check it with ps -eLf");
   return tids;
 }
-
-namespace {
-
-// Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on most systems,
-// /sys/fs/cgroup/unified on hybrid ones.
-std::string cgroup2_root() {
-  std::string mounts;
-  if (try_read_proc_file("/proc/self/mounts", mounts) == 0) {
-    std::string_view text = mounts;
-    while (!text.empty()) {
-      std::string_view line = take_line(text);
-      // device mountpoint type options ...
-      size_t a = line.find(' '), b = line.find(' ', a + 1), c = line.find(' ', b + 1);
-      if (c != std::string_view::npos && line.substr(b + 1, c - b - 1) == "cgroup2")
-        return std::string(line.substr(a + 1, b - a - 1));
-    }
-  }
-  return "/sys/fs/cgroup";
-}
-
-}  // namespace
 
 UniqueFd open_cgroup(const std::string& path) {
   if (path.empty())

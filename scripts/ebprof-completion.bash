@@ -145,9 +145,9 @@ _ebprof_report_value() {
   case $1 in
     -i | --input | -o | --output) _ebprof_reply_files -f ;;
     --symfs | --debug-dir | --cache-dir) _ebprof_reply_files -d ;;
-    --labels) _ebprof_reply_list 'pid tid comm cpu none' ;;
+    --labels) _ebprof_reply_list 'pid tid comm cpu cgroup none' ;;
     --format) _ebprof_reply -W 'top folded script pprof flamegraph svg' ;;
-    -s | --sort) _ebprof_reply_list 'comm pid tid cpu dso state symbol sym' ;;
+    -s | --sort) _ebprof_reply_list 'comm pid tid cpu cgroup dso state symbol sym' ;;
     --call-graph) _ebprof_reply -W 'graph caller callee flat folded none' ;;
     --prefix) _ebprof_reply -W 'comm pid comm,pid pid,comm none' ;;
     --unwind) _ebprof_reply -W 'dwarf fp' ;;

@@ -23,13 +23,13 @@ using namespace fakes;
 
 // A recording of one process with kernel-only stacks, named from its
 // kallsyms: the symbolizer needs no file.
-Recording kernel_recording(CommTable& comms) {
+Recording kernel_recording(NameTable& names) {
   Recording r;
   r.kernel_symbols = {{0xffff0000, "do_work", "", 0x100},
                       {0xffff0100, "schedule", "", 0x100},
                       {0xffff0200, "try_to_wake_up", "", 0x100}};
   r.stacks.add(0, {{{0xffff0010}, {}}, {{0xffff0110}, {}}, {{0xffff0210}, {}}});
-  const uint32_t app = comms.intern("app"), waker = comms.intern("waker");
+  const uint32_t app = names.intern("app"), waker = names.intern("waker");
   auto key = [&](uint32_t tid, uint16_t cpu, uint32_t stack, ThreadState state) {
     return SampleKey{
         .stack = {0, 7, 0, stack}, .tid = tid, .comm = app, .cpu = cpu, .state = state};
@@ -47,7 +47,7 @@ Recording kernel_recording(CommTable& comms) {
 // --call-graph dwarf: samples whose windows differ but unwind alike are
 // one stack, not one per window.
 TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> recordings(1);
   Recording& r = recordings[0];
   r.info.call_graph = format::CallGraph::kDwarf;
@@ -64,11 +64,11 @@ TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
                        format::UserAbi::k64,
                        {id}});
   r.windows.add(0, std::move(windows));
-  const uint32_t app = comms.intern("app");
+  const uint32_t app = names.intern("app");
   for (uint32_t id : {0, 1, 2})
     r.counts.push_back({SampleKey{.stack = {0, 7, 0, 0, id}, .tid = 7, .comm = app}, {1, 10}});
   Symbolizer symbolizer({}, std::make_shared<FrameTable>());
-  const Profile p = aggregate(recordings, comms, symbolizer, {});
+  const Profile p = aggregate(recordings, names, symbolizer, {});
   ASSERT_EQ(p.stacks.size(), 2u);
   EXPECT_EQ(p.stacks[0].values.count, 2u);
   EXPECT_EQ(p.stacks[1].values.count, 1u);
@@ -76,29 +76,29 @@ TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
 }
 
 TEST(Aggregate, MergesWhatTheGroupingDoesNotTellApart) {
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> recordings;
-  recordings.push_back(kernel_recording(comms));
+  recordings.push_back(kernel_recording(names));
   Symbolizer symbolizer({}, std::make_shared<FrameTable>());
-  const Profile merged = aggregate(recordings, comms, symbolizer, {});
+  const Profile merged = aggregate(recordings, names, symbolizer, {});
   // Threads merge; without --wakers, so do the two sleeps.
   ASSERT_EQ(merged.stacks.size(), 2u);
   EXPECT_EQ(merged.stacks[0].values.count, 5u);
   EXPECT_EQ(merged.stacks[1].values.count, 5u);
   EXPECT_EQ(merged.stacks[1].values.time_ns, 3500u);
-  const Profile threads = aggregate(recordings, comms, symbolizer, {.grouping = {.threads = true}});
+  const Profile threads = aggregate(recordings, names, symbolizer, {.grouping = {.threads = true}});
   EXPECT_EQ(threads.stacks.size(), 4u);
   // --weight time: counts are microseconds, rounded per stack.
-  const Profile time = aggregate(recordings, comms, symbolizer, {.unit = Unit::kMicroseconds});
+  const Profile time = aggregate(recordings, names, symbolizer, {.unit = Unit::kMicroseconds});
   EXPECT_EQ(time.stacks[1].values.count, 4u);
 }
 
 TEST(Aggregate, BlockedStacksGetTheirStateAndWaker) {
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> recordings;
-  recordings.push_back(kernel_recording(comms));
+  recordings.push_back(kernel_recording(names));
   Symbolizer symbolizer({}, std::make_shared<FrameTable>());
-  const Profile p = aggregate(recordings, comms, symbolizer, {.grouping = {.wakers = true}});
+  const Profile p = aggregate(recordings, names, symbolizer, {.grouping = {.wakers = true}});
   ASSERT_EQ(p.stacks.size(), 3u);
   std::ostringstream folded;
   write_folded(folded, p);
@@ -109,7 +109,7 @@ TEST(Aggregate, BlockedStacksGetTheirStateAndWaker) {
   // --kernel-only keeps what the report added: it belongs to both halves.
   const StackFilter kernel{.kernel_only = true};
   const Profile k =
-      aggregate(recordings, comms, symbolizer, {.grouping = {.wakers = true}, .filter = &kernel});
+      aggregate(recordings, names, symbolizer, {.grouping = {.wakers = true}, .filter = &kernel});
   std::ostringstream kept;
   write_folded(kept, k);
   EXPECT_EQ(kept.str(), folded.str());

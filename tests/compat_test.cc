@@ -28,16 +28,16 @@ std::string slurp(const fs::path& path) {
 }
 
 std::string folded(const fs::path& path) {
-  report::CommTable comms;
+  report::NameTable names;
   std::vector<report::Recording> recordings;
-  report::load_recordings(path.string(), {.include_idle = true}, comms, recordings);
+  report::load_recordings(path.string(), {.include_idle = true}, names, recordings);
   // Names from the recording alone: no binary or debuginfo of this machine
   // (an empty --symfs) may change them.
   report::SymbolizeOptions embedded_only;
   embedded_only.sources.symfs = "/nonexistent-symfs";
   report::Symbolizer symbolizer(embedded_only, std::make_shared<report::FrameTable>());
   std::ostringstream out;
-  report::write_folded(out, report::aggregate(recordings, comms, symbolizer, {}));
+  report::write_folded(out, report::aggregate(recordings, names, symbolizer, {}));
   return out.str();
 }
 

@@ -746,8 +746,10 @@ TEST(EndToEnd, PerfBufferTransportRecordsTheSameProfile) {
   EXPECT_NE(info.out.find("transport perfbuf"), std::string::npos) << info.out;
 }
 
-// --cgroup: only tasks in the cgroup (v2) are sampled, system-wide.
-TEST(EndToEnd, CgroupLimitsSamplingToItsTasks) {
+// --cgroup: only tasks in the cgroup (v2) are sampled, system-wide; and
+// every sample carries the cgroup it ran in, which the top table sorts by
+// and pprof labels with (what fleet backends split by).
+TEST(EndToEnd, CgroupLimitsSamplingToItsTasksAndSamplesCarryIt) {
   REQUIRE_BPF();
   std::string root;
   std::istringstream mounts(slurp("/proc/mounts"));
@@ -777,6 +779,17 @@ TEST(EndToEnd, CgroupLimitsSamplingToItsTasks) {
     (row.comm == "hotcold" ? hotcold : other) += row.samples;
   EXPECT_GT(hotcold, 200u);
   EXPECT_EQ(other, 0u);
+
+  const std::string by_cgroup =
+      run(kReport + " -i " + data + " --sort cgroup --call-graph none").out;
+  EXPECT_TRUE(std::regex_search(by_cgroup, std::regex(R"(\n +100\.00% +100\.00% +\d+  /)" + name)))
+      << by_cgroup;
+  const std::string pb = temp_file("cgroup.pb.gz");
+  ASSERT_EQ(run(kReport + " -i " + data + " --format pprof --labels cgroup -o " + pb).status, 0);
+  if (run("command -v go").status != 0)
+    GTEST_SKIP() << "go is not installed: no go tool pprof to read the labels";
+  Outcome tags = run("go tool pprof -tags " + pb);
+  EXPECT_NE(tags.out.find("(  100%): /" + name), std::string::npos) << tags.out << tags.err;
 }
 
 // SIGKILL leaves no chance to finish the file: it still reads up to the

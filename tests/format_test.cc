@@ -69,6 +69,10 @@ SampleBatch first_batch() {
   // The second sample is older than the first: ring-buffer order across CPUs.
   b.samples = {Sample{5'000'000'100, 10, 11, 0, 0, 0}, Sample{5'000'000'050, 10, 12, 1, 1, 0},
                Sample{5'000'010'000, 10, 11, 1, 0, 0}};
+  // Cgroups (1.7): one whose path could not be read; the second sample ran in none.
+  b.cgroups = {{42, "/system.slice/hotcold.service"}, {7, ""}};
+  b.samples[0].cgroup = 1;
+  b.samples[2].cgroup = 0;
   return b;
 }
 
@@ -108,7 +112,7 @@ void write_recording(const std::string& path, bool compress, const SampleBatch& 
 class RoundTrip : public testing::TestWithParam<bool> {};
 
 TEST_P(RoundTrip, EveryFrameKindReadsBackAsWritten) {
-  std::string path = temp_file("roundtrip.data");
+  std::string path = temp_file(GetParam() ? "roundtrip-zstd.data" : "roundtrip-raw.data");
   write_recording(path, GetParam(), second_batch());
   Collected c;
   ReadResult r = read_recording(path, c);
@@ -399,6 +403,20 @@ TEST(Reader, SampleReferringToAnUndefinedStackIsDamage) {
   ReadResult r = read_recording(path, c);
   EXPECT_FALSE(r.complete);
   EXPECT_NE(r.warning.find("never defines"), std::string::npos) << r.warning;
+  EXPECT_EQ(c.batches.size(), 1u);
+}
+
+TEST(Reader, SampleReferringToACgroupItsBatchDoesNotListIsDamage) {
+  std::string path = temp_file("badcgroup.data");
+  SampleBatch bad = second_batch();
+  bad.cgroups = {{42, "/a"}};
+  bad.samples[1].cgroup = 1;
+  write_recording(path, true, bad);
+  Collected c;
+  ReadResult r = read_recording(path, c);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.warning.find("refers to cgroup 1 that its batch does not list"), std::string::npos)
+      << r.warning;
   EXPECT_EQ(c.batches.size(), 1u);
 }
 

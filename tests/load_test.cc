@@ -22,9 +22,9 @@ namespace {
 using namespace fakes;
 
 std::vector<Recording> load(const std::string& path, const SampleFilter& filter = {}) {
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> out;
-  load_recordings(path, filter, comms, out);
+  load_recordings(path, filter, names, out);
   return out;
 }
 
@@ -97,11 +97,11 @@ TEST(Recording, CountsSamplesByKey) {
 // The observer hears of each stack once, as the batch that defines it is
 // read, with the process and capture of its first sample.
 TEST(Recording, TellsOfEachStackAsItIsRead) {
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> out;
   std::vector<StackRef> seen;
   load_recordings(
-      write_small_recording(), {}, comms, out,
+      write_small_recording(), {}, names, out,
       {.stack_seen = [&](const Recording&, const StackRef& ref) { seen.push_back(ref); }});
   ASSERT_EQ(seen.size(), 1u) << "two samples of one stack";
   EXPECT_EQ(seen[0], (StackRef{0, 7, 0, 0, kNoWindow}));
@@ -148,7 +148,7 @@ std::string write_windowed_recording(uint32_t reach, int batches) {
 // need are in), samples that unwind alike then count as one key, and only
 // the windows later samples can reach stay in memory.
 TEST(Recording, SettlesWindowsAsTheFileStreamsAndLetsThemGo) {
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> out;
   std::vector<std::pair<size_t, std::vector<StackRef>>> settled;  // windows read, refs
   const LoadHooks hooks{.settle_windows = [&](const Recording&,
@@ -160,7 +160,7 @@ TEST(Recording, SettlesWindowsAsTheFileStreamsAndLetsThemGo) {
       ref.window %= 2;  // every window unwinds like the first of its kind
     }
   }};
-  load_recordings(write_windowed_recording(2, 6), {}, comms, out, hooks);
+  load_recordings(write_windowed_recording(2, 6), {}, names, out, hooks);
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(settled.size(), 6u);
   const size_t windows_read[] = {6, 8, 10, 12, 12, 12};  // two batches late, then at the end
@@ -182,7 +182,7 @@ TEST(Recording, SettlesWindowsAsTheFileStreamsAndLetsThemGo) {
 
   // An older file promises no reach: every window stays.
   out.clear();
-  load_recordings(write_windowed_recording(0, 6), {}, comms, out, hooks);
+  load_recordings(write_windowed_recording(0, 6), {}, names, out, hooks);
   for (uint32_t id = 0; id < 12; ++id)
     EXPECT_NE(out[0].windows.find(id), nullptr) << "window " << id;
 }
@@ -192,17 +192,17 @@ TEST(Recording, SettlesWindowsAsTheFileStreamsAndLetsThemGo) {
 // one the load counted.
 TEST(SampleStream, SettlesWindowsAsTheLoadDid) {
   const std::string path = write_windowed_recording(2, 6);
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> out;
   const SettleWindows settle = [](const Recording&, const IdRuns<format::UserWindow>& windows,
                                   std::span<StackRef> refs) {
     for (StackRef& ref : refs)
       ref.window = windows.find(ref.window) ? ref.window % 2 : kNoWindow;
   };
-  load_recordings(path, {}, comms, out, {.settle_windows = settle});
+  load_recordings(path, {}, names, out, {.settle_windows = settle});
   size_t samples = 0;
   stream_samples(
-      path, out, {}, comms,
+      path, out, {}, names,
       [&](const Recording& r, const SampleKey& key, const format::Sample&) {
         ++samples;
         EXPECT_TRUE(std::any_of(r.counts.begin(), r.counts.end(),
@@ -219,7 +219,7 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   write_info(out, describe_recording(r[0]), {{UnnamedReason::kBinaryNotFound, 2}});
   const std::string text = out.str();
   for (const char* line :
-       {"format          1.6, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
+       {"format          1.7, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
         "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
         "samples         2\n", "processes       1 (1 maps capture, 1 mapping)\n",
         "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
@@ -241,11 +241,13 @@ TEST(DumpWriter, PrintsEveryFrameInOrder) {
        {"# frame 0 at byte 16: header", "host box", "# frame 1 at byte", ": header-copy",
         "# frame 2 at byte", "pid 7 comm app", "/bin/app build-id abcd debuglink app.debug",
         "elf-symbols", "0x1000 size 0x10 f", "stack 0", "user: 0x1004", "comm 0 app",
-        "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0",
+        "cgroup 0 id 4660 /system.slice/app.service",
+        "sample time 1500000000 pid 7 tid 7 cpu 1 stack 0 comm 0 cgroup 0\n",
+        "sample time 1600000000 pid 7 tid 8 cpu 2 stack 0 comm 0\n",
         // The maps and the symbols again, after the batch (1.6).
         ": copy, ", ": copy, ", "losses at 2000000000", "cpu 1 lost 2 buffer full",
         "cpu 0 partial 1 user stack unreadable", "lost 2 buffer full",
-        "partial 1 user stack unreadable", "# 9 frames, format 1.6"}) {
+        "partial 1 user stack unreadable", "# 9 frames, format 1.7"}) {
     size_t next = text.find(piece, at);
     ASSERT_NE(next, std::string::npos) << piece << "\n" << text;
     at = next;

@@ -44,21 +44,27 @@ struct StackSpec {
   std::vector<Frame> frames;  // leaf first
   ThreadState state = ThreadState::kOnCpu;
   uint64_t time_ns = 0;
+  std::string cgroup;  // "" for none
 };
 
 inline Profile make_profile(const std::vector<StackSpec>& specs, RecordingSummary summary = {}) {
   Profile p;
   p.summary = std::move(summary);
+  p.names = {""};  // as NameTable: 0 is what an unkept field reads as
+  auto name = [&](const std::string& text) {
+    auto it = std::find(p.names.begin(), p.names.end(), text);
+    if (it == p.names.end())
+      it = p.names.insert(p.names.end(), text);
+    return static_cast<uint32_t>(it - p.names.begin());
+  };
   for (const StackSpec& s : specs) {
     std::vector<uint32_t> ids;
     for (const Frame& f : s.frames)
       ids.push_back(p.frames->intern(f));
-    auto comm = std::find(p.comms.begin(), p.comms.end(), s.comm);
-    if (comm == p.comms.end())
-      comm = p.comms.insert(p.comms.end(), s.comm);
     SampleKey key{.stack = {0, s.pid, 0, static_cast<uint32_t>(p.stacks.size())},
                   .tid = s.tid,
-                  .comm = static_cast<uint32_t>(comm - p.comms.begin()),
+                  .comm = name(s.comm),
+                  .cgroup = name(s.cgroup),
                   .cpu = s.cpu,
                   .state = s.state};
     p.stacks.push_back(

@@ -1,14 +1,18 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "bpf/profile.h"
 #include "common/error.h"
 #include "fake_processes.h"
 #include "format/reader.h"
+#include "record/cgroup_paths.h"
 #include "record/loss_ledger.h"
 #include "record/off_cpu.h"
 #include "record/proc_maps.h"
@@ -414,6 +418,69 @@ struct DwarfRecorder {
 
 // A switch's window stays out of the file until its interval's record
 // comes: an interval too short to record takes no room.
+// This process's cgroup v2: its path (from /proc/self/cgroup) and id (the
+// directory's inode); nullopt on a host without cgroup v2.
+std::optional<format::Cgroup> own_cgroup() {
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("0::")) {
+      const std::string path = line.substr(3);
+      struct stat st {};
+      if (stat((cgroup2_root() + path).c_str(), &st) == 0)
+        return format::Cgroup{st.st_ino, path};
+    }
+  return std::nullopt;
+}
+
+// Each batch lists the cgroups its samples ran in, once each, with their
+// paths; a cgroup gone (or never there) keeps its id without a path.
+TEST(Recorder, EachBatchListsTheCgroupsItsSamplesRanIn) {
+  const std::optional<format::Cgroup> own = own_cgroup();
+  if (!own)
+    GTEST_SKIP() << "no cgroup v2 hierarchy here";
+  std::string path = (std::filesystem::path(testing::TempDir()) / "cgroups.data").string();
+  auto writer = format::RecordingWriter::create(path);
+  writer.write(format::RecordingInfo{});
+  fakes::FakeProcesses source;
+  source.on_read = [](uint32_t pid, uint64_t now) {
+    return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
+  };
+  ProcessTracker tracker(source);
+  LossLedger ledger;
+  Recorder recorder(writer, KernelSymbolIndex({}), tracker, std::nullopt, ledger);
+  const uint64_t gone = 0x7fff'ffff'ffff'fff0;
+  for (uint64_t id : {own->id, uint64_t{0}, gone, own->id}) {
+    auto rec = raw_record(10, 10, "a", {}, {0x1100});
+    reinterpret_cast<ebprof_sample*>(rec.data())->cgroup_id = id;
+    recorder.on_record(bytes_of(rec));
+  }
+  recorder.flush(0, true);
+  auto again = raw_record(10, 10, "a", {}, {0x1100});
+  reinterpret_cast<ebprof_sample*>(again.data())->cgroup_id = own->id;
+  recorder.on_record(bytes_of(again));
+  recorder.flush(0, true);
+  writer.close();
+
+  Count c;
+  format::read_recording(path, c);
+  ASSERT_EQ(c.batches.size(), 2u);
+  const format::SampleBatch& first = c.batches[0];
+  ASSERT_EQ(first.cgroups.size(), 2u);
+  EXPECT_EQ(first.cgroups[0].id, own->id);
+  if (geteuid() == 0) {  // opening a cgroup by its id needs CAP_DAC_READ_SEARCH
+    EXPECT_EQ(first.cgroups[0].path, own->path);
+  }
+  EXPECT_EQ(first.cgroups[1], (format::Cgroup{gone, ""}));
+  std::vector<uint32_t> indexes;
+  for (const format::Sample& s : first.samples)
+    indexes.push_back(s.cgroup);
+  EXPECT_EQ(indexes, (std::vector<uint32_t>{0, format::kNoCgroup, 1, 0}));
+  // Listed again in the next batch, which stands on its own.
+  ASSERT_EQ(c.batches[1].cgroups.size(), 1u);
+  EXPECT_EQ(c.batches[1].cgroups[0].id, own->id);
+  EXPECT_EQ(c.batches[1].samples[0].cgroup, 0u);
+}
+
 TEST(Recorder, ASwitchWindowIsWrittenOnlyWithItsInterval) {
   std::string path = (std::filesystem::path(testing::TempDir()) / "windows.data").string();
   DwarfRecorder r(path);

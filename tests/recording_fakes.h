@@ -32,7 +32,9 @@ inline std::string write_small_recording(const std::string& name = "small.data")
   format::SampleBatch b;
   b.stacks = {{{}, {0x1004}}};
   b.comms = {"app"};
+  b.cgroups = {{0x1234, "/system.slice/app.service"}};
   b.samples = {{1'500'000'000, 7, 7, 1, 0, 0}, {1'600'000'000, 7, 8, 2, 0, 0}};
+  b.samples[0].cgroup = 0;  // the second ran in none
   w.write(b);
   using format::LossCause;
   w.write(format::Losses{

@@ -175,7 +175,10 @@ TEST(Plan, LabelsChooseWhatPprofKeepsApart) {
   EXPECT_TRUE(plan.pprof_labels.pid && plan.pprof_labels.comm && !plan.pprof_labels.tid);
   o.labels = "none";
   EXPECT_FALSE(make_plan(o).pprof_labels.comm);
-  for (const char* bad : {"cgroup", "pid,", "host"}) {
+  EXPECT_FALSE(plan.grouping.cgroups) << "no cgroup label: cgroups merged";
+  o.labels = "comm,cgroup";
+  EXPECT_TRUE(make_plan(o).grouping.cgroups);
+  for (const char* bad : {"pid,", "host"}) {
     o.labels = bad;
     EXPECT_THROW(make_plan(o), Error) << bad;
   }
@@ -193,7 +196,8 @@ TEST(Plan, BadValuesAreOneLineErrors) {
     return std::string("no error");
   };
   EXPECT_EQ(bad([](ReportOptions& o) { o.sort = "comm,bogus"; }),
-            "--sort bogus: unknown key; use comm, pid, tid, cpu, dso, state, symbol (or sym)");
+            "--sort bogus: unknown key; use comm, pid, tid, cpu, cgroup, dso, state, symbol (or "
+            "sym)");
   EXPECT_EQ(bad([](ReportOptions& o) { o.view = "sideways"; }),
             "--view sideways: use oncpu, offcpu or wall");
   EXPECT_EQ(bad([](ReportOptions& o) { o.symbol = "("; }).rfind("--symbol (: not a regular", 0),
@@ -251,9 +255,9 @@ TEST(Merge, ASourceFrameLostToDamageStillSeparatesRecordings) {
   const std::vector<uint64_t> sources = frames_of(merged, "source");
   ASSERT_EQ(sources.size(), 2u);
   damage_frame(merged, sources[1]);
-  CommTable comms;
+  NameTable names;
   std::vector<Recording> recordings;
-  load_recordings(merged, {}, comms, recordings);
+  load_recordings(merged, {}, names, recordings);
   ASSERT_EQ(recordings.size(), 2u);
   for (const Recording& r : recordings) {
     EXPECT_EQ(r.total_samples, 2u);
@@ -272,9 +276,9 @@ TEST(Merge, AFileCutAtASourceBoundarySaysSourcesAreMissing) {
   const std::string merged = ::testing::TempDir() + "/boundary.data";
   merge_recordings(merged, {a, b});
   auto warning_of = [](const std::string& path) {
-    CommTable comms;
+    NameTable names;
     std::vector<Recording> out;
-    load_recordings(path, {}, comms, out);
+    load_recordings(path, {}, names, out);
     return out.back().warning;
   };
   EXPECT_EQ(warning_of(merged), "") << "whole: nothing to say";
@@ -316,9 +320,9 @@ TEST(Merge, ADamagedInputReadsBackAsItWasRecovered) {
   const std::string path = write_batches("two-batches.data", {first, second});
   damage_frame(path, frames_of(path, "samples").front());
   auto load = [](const std::string& p) {
-    CommTable comms;
+    NameTable names;
     std::vector<Recording> out;
-    load_recordings(p, {}, comms, out);
+    load_recordings(p, {}, names, out);
     return out;
   };
   ASSERT_EQ(load(path)[0].total_samples, 2u);

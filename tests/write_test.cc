@@ -156,6 +156,14 @@ TEST(TopWriter, SelfAndChildrenPerSortKey) {
   EXPECT_EQ(rows[0], "    70.00%    70.00%        70  10       0");
   EXPECT_EQ(rows[2], "     5.00%     5.00%         5  11       1");
   EXPECT_THROW(parse_sort_keys("comm,bogus"), Error);
+  // A cgroup column: the cgroup's path, or [none].
+  std::vector<StackSpec> in_cgroups = sample_stacks();
+  in_cgroups[0].cgroup = "/system.slice/hotcold.service";
+  rows = top_lines(make_profile(in_cgroups, summary_of(100, 1)),
+                   {.rows = 0, .sort = parse_sort_keys("cgroup")});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], "    70.00%    70.00%        70  /system.slice/hotcold.service");
+  EXPECT_EQ(rows[1], "    30.00%    30.00%        30  [none]");
   EXPECT_EQ(parse_sort_keys("symbol,tid"), (std::vector<SortKey>{SortKey::kTid, SortKey::kSymbol}));
   EXPECT_EQ(parse_sort_keys("sym"), std::vector<SortKey>{SortKey::kSymbol}) << "perf's name";
 
@@ -398,10 +406,58 @@ TEST(PprofWriter, SamplesCarryTheLabelsAskedFor) {
       names.push_back(p.string_table(l.key()));
     return names;
   };
-  EXPECT_EQ(keys({}), (std::vector<std::string>{"pid", "tid", "cpu", "comm"}));
+  EXPECT_EQ(keys({}), (std::vector<std::string>{"pid", "tid", "cpu", "comm"}))
+      << "no cgroup label for a sample in none";
   EXPECT_EQ(keys({.pid = true, .tid = false, .comm = true, .cpu = false}),
             (std::vector<std::string>{"pid", "comm"}));
-  EXPECT_TRUE(keys({false, false, false, false}).empty());
+  EXPECT_TRUE(keys({false, false, false, false, false}).empty());
+}
+
+// The cgroup label is the cgroup's path, a string as Pyroscope and Parca
+// keep labels.
+TEST(PprofWriter, ACgroupIsAStringLabelOfItsPath) {
+  StackSpec in_service{"app", 7, 8, 1, 3, {fn("f")}};
+  in_service.cgroup = "/system.slice/app.service";
+  const Profile profile = make_profile({in_service}, summary_of(3, 1));
+  std::ostringstream out;
+  write_pprof(out, profile, {.pid = false, .tid = false, .comm = false, .cpu = false});
+  const perftools::profiles::Profile p = decode_pprof(out.str());
+  ASSERT_EQ(p.sample(0).label_size(), 1);
+  EXPECT_EQ(p.string_table(p.sample(0).label(0).key()), "cgroup");
+  EXPECT_EQ(p.string_table(p.sample(0).label(0).str()), "/system.slice/app.service");
+}
+
+// What Pyroscope and Parca refuse a profile for, none of which ebprof's
+// has: ids other than 1, 2, 3, ... (Parca), a sample type with a '-',
+// a first string that is not "", values per sample that differ from the
+// sample types (both), no period type.
+TEST(PprofWriter, WhatBackendsCheckHolds) {
+  std::vector<StackSpec> specs = sample_stacks();
+  specs.push_back({"app", 1, 1, 0, 6, {fn("g")}, ThreadState::kSleeping, 3'000'000'000});
+  std::ostringstream out;
+  write_pprof(out, make_profile(specs, summary_of(100, 1)));
+  const perftools::profiles::Profile p = decode_pprof(out.str());
+  ASSERT_GT(p.string_table_size(), 0);
+  EXPECT_EQ(p.string_table(0), "");
+  for (int i = 0; i < p.mapping_size(); ++i)
+    EXPECT_EQ(p.mapping(i).id(), uint64_t(i + 1));
+  for (int i = 0; i < p.function_size(); ++i)
+    EXPECT_EQ(p.function(i).id(), uint64_t(i + 1));
+  for (int i = 0; i < p.location_size(); ++i) {
+    EXPECT_EQ(p.location(i).id(), uint64_t(i + 1));
+    EXPECT_GT(p.location(i).mapping_id(), 0u);
+  }
+  for (const auto& t : p.sample_type())
+    EXPECT_EQ(p.string_table(t.type()).find('-'), std::string::npos) << p.string_table(t.type());
+  EXPECT_EQ(p.string_table(p.period_type().type()), "cpu");
+  EXPECT_GT(p.period(), 0);
+  for (const auto& sample : p.sample()) {
+    EXPECT_EQ(sample.value_size(), p.sample_type_size());
+    for (uint64_t id : sample.location_id())
+      EXPECT_TRUE(id >= 1 && id <= uint64_t(p.location_size()));
+    for (const auto& l : sample.label())
+      EXPECT_GT(l.key(), 0);
+  }
 }
 
 TEST(PprofWriter, OffCpuTimeIsATypeOfItsOwn) {

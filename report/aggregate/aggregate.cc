@@ -13,11 +13,11 @@ constexpr size_t kDropped = std::numeric_limits<size_t>::max();
 // Who woke a blocked thread, above its stack: root first, the blocked
 // stack, a separator, then the waker's stack leaf first and its comm last
 // (so, in this leaf-first list, the comm first).
-void add_waker(const Recording& r, const SampleKey& key, const CommTable& comms,
+void add_waker(const Recording& r, const SampleKey& key, const NameTable& names,
                Symbolizer& symbolizer, std::vector<uint32_t>& ids) {
   FrameTable& table = *symbolizer.table();
   std::vector<uint32_t> top{table.intern(Frame{
-      .kind = FrameKind::kWakerComm, .name = comms.names()[key.waker_comm], .module = "[waker]"})};
+      .kind = FrameKind::kWakerComm, .name = names.all()[key.waker_comm], .module = "[waker]"})};
   const FrameView waker = symbolizer.stack(r, key.waker);
   top.insert(top.end(), waker.ids().rbegin(), waker.ids().rend());
   top.push_back(table.intern(Frame{.kind = FrameKind::kWakerSeparator, .module = "[waker]"}));
@@ -26,7 +26,7 @@ void add_waker(const Recording& r, const SampleKey& key, const CommTable& comms,
 
 }  // namespace
 
-FrameView decorated_frames(const Recording& r, const SampleKey& key, const CommTable& comms,
+FrameView decorated_frames(const Recording& r, const SampleKey& key, const NameTable& names,
                            Symbolizer& symbolizer) {
   const FrameView frames = symbolizer.stack(r, key.stack);
   if (key.state == ThreadState::kOnCpu)
@@ -38,16 +38,16 @@ FrameView decorated_frames(const Recording& r, const SampleKey& key, const CommT
   ids.push_back(table.intern(
       Frame{.kind = FrameKind::kOffCpuState, .state = key.state, .module = "[off-cpu]"}));
   if (key.waker.stack != kNoStack)
-    add_waker(r, key, comms, symbolizer, ids);
+    add_waker(r, key, names, symbolizer, ids);
   return FrameView(table.keep(std::move(ids)), &table);
 }
 
-Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
+Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
                   Symbolizer& symbolizer, const AggregateOptions& options) {
   Profile p;
   p.summary = summarize(recordings);
   p.unit = options.unit;
-  p.comms = comms.names();
+  p.names = names.all();
   p.frames = symbolizer.table();
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index;  // into p.stacks, or kDropped
   // What a stack looks like, threads and CPUs aside: decorated and
@@ -91,7 +91,7 @@ Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
     }
     auto [frames, fresh] = shaped.try_emplace(shape.apply(key));
     if (fresh) {
-      const FrameView all = decorated_frames(r, key, comms, symbolizer);
+      const FrameView all = decorated_frames(r, key, names, symbolizer);
       frames->second =
           options.filter ? filter_frames(*options.filter, all, *p.frames) : std::optional(all);
     }

@@ -20,13 +20,13 @@ struct AggregateOptions {
   Unit unit = Unit::kSamples;
 };
 
-Profile aggregate(std::span<const Recording> recordings, const CommTable& comms,
+Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
                   Symbolizer& symbolizer, const AggregateOptions& options);
 
 // The frames a report shows for `key`: its stack's, under a blocked one
 // its state's root frame, with a waker known and grouped by the waker
 // above it, as offwaketime draws it.
-FrameView decorated_frames(const Recording& recording, const SampleKey& key, const CommTable& comms,
+FrameView decorated_frames(const Recording& recording, const SampleKey& key, const NameTable& names,
                            Symbolizer& symbolizer);
 
 }  // namespace ebprof::report

@@ -15,9 +15,9 @@ namespace {
 // says frames belong to them.
 class RecordingBuilder : public format::RecordingVisitor {
  public:
-  RecordingBuilder(std::vector<Recording>& out, const SampleFilter& filter, CommTable& comms,
+  RecordingBuilder(std::vector<Recording>& out, const SampleFilter& filter, NameTable& names,
                    const LoadHooks& hooks)
-      : out_(out), first_(out.size()), filter_(filter), comms_(comms), hooks_(hooks) {
+      : out_(out), first_(out.size()), filter_(filter), names_(names), hooks_(hooks) {
     begin_source();
   }
 
@@ -92,9 +92,9 @@ class RecordingBuilder : public format::RecordingVisitor {
   std::vector<Recording>& out_;
   const size_t first_;  // this file's first recording in out_
   const SampleFilter& filter_;
-  CommTable& comms_;
+  NameTable& names_;
   const LoadHooks& hooks_;
-  const uint32_t lost_comm_ = comms_.intern(kLostComm);
+  const uint32_t lost_comm_ = names_.intern(kLostComm);
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index_;  // into counts
   std::unordered_map<uint32_t, uint32_t> comm_ids_;             // the file's id: the report's
   std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
@@ -140,7 +140,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   const size_t defined = batch.stacks.size();  // moved into the recording next
   r.stacks.add(batch.first_stack_id, std::move(batch.stacks));
   for (size_t i = 0; i < batch.comms.size(); ++i)
-    comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
+    comm_ids_.emplace(batch.first_comm_id + i, names_.intern(batch.comms[i]));
   // Only a recording with windows, in a report that unwinds them, counts
   // a batch's keys aside until they are settled; the rest count at once.
   const bool settles = hooks_.settle_windows && r.info.call_graph == format::CallGraph::kDwarf;
@@ -150,6 +150,9 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   auto& index = settles ? pending_.back().index : index_;
   keep_windows(batch);
   std::vector<bool> used(hooks_.stack_seen ? defined : 0);  // the batch's stacks told of
+  std::vector<uint32_t> cgroups;                            // the batch's, as names
+  for (const format::Cgroup& c : batch.cgroups)
+    cgroups.push_back(names_.intern(cgroup_name(c)));
   for (const format::Sample& s : batch.samples) {
     // What --view leaves out is not part of this report at all: no
     // "filtered" in the header for intervals of an on-CPU view.
@@ -159,7 +162,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
     }
     ++r.recorded_samples;
     const uint32_t comm_id = comm(s.comm_id);
-    if (!keeps(filter_, s, comms_.names()[comm_id], start_of(r.info))) {
+    if (!keeps(filter_, s, names_.all()[comm_id], start_of(r.info))) {
       r.idle_samples += s.pid == 0 && !filter_.include_idle;
       continue;
     }
@@ -168,6 +171,7 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
         .stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns), s.stack_id, s.window_id},
         .tid = s.tid,
         .comm = comm_id,
+        .cgroup = s.cgroup < cgroups.size() ? cgroups[s.cgroup] : 0,
         .cpu = s.cpu,
         .state = thread_state(s),
         .waker = woken ? StackRef{r.index, s.waker_pid, capture_at(r, s.waker_pid, s.time_ns),
@@ -261,17 +265,21 @@ void share_embedded_symbols(std::span<Recording> recordings) {
 
 }  // namespace
 
-uint32_t CommTable::intern(const std::string& comm) {
-  auto [it, inserted] = index_.try_emplace(comm, static_cast<uint32_t>(names_.size()));
+std::string cgroup_name(const format::Cgroup& cgroup) {
+  return cgroup.path.empty() ? "[cgroup " + std::to_string(cgroup.id) + "]" : cgroup.path;
+}
+
+uint32_t NameTable::intern(const std::string& name) {
+  auto [it, inserted] = index_.try_emplace(name, static_cast<uint32_t>(names_.size()));
   if (inserted)
-    names_.push_back(comm);
+    names_.push_back(name);
   return it->second;
 }
 
-void load_recordings(const std::string& path, const SampleFilter& filter, CommTable& comms,
+void load_recordings(const std::string& path, const SampleFilter& filter, NameTable& names,
                      std::vector<Recording>& out, const LoadHooks& hooks) {
   const size_t first = out.size();
-  RecordingBuilder builder(out, filter, comms, hooks);
+  RecordingBuilder builder(out, filter, names, hooks);
   const format::ReadResult result = format::read_recording(path, builder);
   builder.finish();
   for (size_t i = first; i < out.size(); ++i) {
@@ -285,10 +293,10 @@ void load_recordings(const std::string& path, const SampleFilter& filter, CommTa
 }
 
 std::vector<Recording> load_all(std::span<const std::string> paths, const SampleFilter& filter,
-                                CommTable& comms, const LoadHooks& hooks) {
+                                NameTable& names, const LoadHooks& hooks) {
   std::vector<Recording> all;
   for (const std::string& path : paths)
-    load_recordings(path, filter, comms, all, hooks);
+    load_recordings(path, filter, names, all, hooks);
   share_embedded_symbols(all);
   return all;
 }

@@ -26,16 +26,23 @@ namespace ebprof::report {
 // recording of a report, since a build-id names the same binary anywhere.
 using EmbeddedTables = std::unordered_map<std::string, ElfSymbolTable>;
 
-// The report-wide table of comms that SampleKey::comm indexes.
-class CommTable {
+// The report-wide table of the names SampleKey::comm and SampleKey::cgroup
+// index: comms and cgroup paths. Index 0 is "": what a field the report
+// does not keep apart (Grouping) reads as.
+class NameTable {
  public:
-  uint32_t intern(const std::string& comm);
-  const std::vector<std::string>& names() const { return names_; }
+  NameTable() { intern(""); }
+  uint32_t intern(const std::string& name);
+  const std::vector<std::string>& all() const { return names_; }
 
  private:
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> index_;
 };
+
+// What a report calls the cgroup of a sample: its path, or its id where
+// the recorder could not read the path.
+std::string cgroup_name(const format::Cgroup& cgroup);
 
 // The comm of a sample whose comm was defined in a damaged frame.
 inline const std::string kLostComm = "[lost]";
@@ -106,15 +113,15 @@ struct LoadHooks {
 
 // Reads the recording at `path`, counting the samples `filter` keeps: one
 // recording, or one per input of a file `ebprof-report merge` wrote,
-// appended to `out` with the next indexes. Comms go into `comms`. Throws
+// appended to `out` with the next indexes. Comms and cgroup paths go into `names`. Throws
 // Error when the file cannot be read at all.
-void load_recordings(const std::string& path, const SampleFilter& filter, CommTable& comms,
+void load_recordings(const std::string& path, const SampleFilter& filter, NameTable& names,
                      std::vector<Recording>& out, const LoadHooks& hooks = {});
 
 // Every source of every input, in order, sharing one embedded-symbol map
 // (two recordings of one binary embed the symbols each sampled).
 std::vector<Recording> load_all(std::span<const std::string> paths, const SampleFilter& filter,
-                                CommTable& comms, const LoadHooks& hooks = {});
+                                NameTable& names, const LoadHooks& hooks = {});
 
 // The windows a batch whose first window id is `first` may use: of
 // `info`'s recording, the ids from the returned one on.

@@ -7,9 +7,9 @@ namespace {
 
 class SampleStream : public format::RecordingVisitor {
  public:
-  SampleStream(std::span<const Recording> recordings, const SampleFilter& filter, CommTable& comms,
+  SampleStream(std::span<const Recording> recordings, const SampleFilter& filter, NameTable& names,
                const SampleVisitor& visit, const SettleWindows& settle)
-      : recordings_(recordings), filter_(filter), comms_(comms), visit_(visit), settle_(settle) {}
+      : recordings_(recordings), filter_(filter), names_(names), visit_(visit), settle_(settle) {}
 
   // The next source of a merged file: its own ids, at the index the reader
   // gave load_recordings() too.
@@ -24,7 +24,7 @@ class SampleStream : public format::RecordingVisitor {
   void on_samples(format::SampleBatch&& batch) override {
     const Recording& r = recordings_[source_];
     for (size_t i = 0; i < batch.comms.size(); ++i)
-      comm_ids_.emplace(batch.first_comm_id + i, comms_.intern(batch.comms[i]));
+      comm_ids_.emplace(batch.first_comm_id + i, names_.intern(batch.comms[i]));
     const View view = view_of(filter_, r.info);
     const uint64_t next_window = uint64_t{batch.first_window_id} + batch.windows.size();
     if (settle_)
@@ -34,7 +34,7 @@ class SampleStream : public format::RecordingVisitor {
       if (!in_view(view, s))
         continue;
       const uint32_t comm = this->comm(s.comm_id);
-      if (!keeps(filter_, s, comms_.names()[comm], start_of(r.info)))
+      if (!keeps(filter_, s, names_.all()[comm], start_of(r.info)))
         continue;
       kept_.emplace_back(SampleKey{.stack = {r.index, s.pid, capture_at(r, s.pid, s.time_ns),
                                              s.stack_id, s.window_id},
@@ -54,11 +54,11 @@ class SampleStream : public format::RecordingVisitor {
  private:
   uint32_t comm(uint32_t id) {
     auto it = comm_ids_.find(id);
-    return it == comm_ids_.end() ? comms_.intern(kLostComm) : it->second;
+    return it == comm_ids_.end() ? names_.intern(kLostComm) : it->second;
   }
   std::span<const Recording> recordings_;
   const SampleFilter& filter_;
-  CommTable& comms_;
+  NameTable& names_;
   const SampleVisitor& visit_;
   const SettleWindows& settle_;
   uint32_t source_ = 0;
@@ -71,9 +71,9 @@ class SampleStream : public format::RecordingVisitor {
 }  // namespace
 
 void stream_samples(const std::string& path, std::span<const Recording> recordings,
-                    const SampleFilter& filter, CommTable& comms, const SampleVisitor& visit,
+                    const SampleFilter& filter, NameTable& names, const SampleVisitor& visit,
                     const SettleWindows& settle_windows) {
-  SampleStream stream(recordings, filter, comms, visit, settle_windows);
+  SampleStream stream(recordings, filter, names, visit, settle_windows);
   format::read_recording(path, stream);
 }
 

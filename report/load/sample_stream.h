@@ -18,11 +18,11 @@ using SampleVisitor =
 // Reads the samples of the file at `path` again, in file order, and hands
 // each that `filter` keeps to `visit`: what a per-sample output needs,
 // with memory bounded by what `recordings` (load_recordings() of the same
-// file and filter, with `comms`) hold, not by the samples. Windows are
+// file and filter, with `names`) hold, not by the samples. Windows are
 // settled by `settle_windows` as the load's were (LoadHooks); without it,
 // keys keep their windows, as the load's did.
 void stream_samples(const std::string& path, std::span<const Recording> recordings,
-                    const SampleFilter& filter, CommTable& comms, const SampleVisitor& visit,
+                    const SampleFilter& filter, NameTable& names, const SampleVisitor& visit,
                     const SettleWindows& settle_windows = {});
 
 }  // namespace ebprof::report

@@ -144,11 +144,12 @@ struct RecordingSummary {
 struct Profile {
   RecordingSummary summary;
   Unit unit = Unit::kSamples;
-  std::vector<std::string> comms;  // by SampleKey::comm
+  std::vector<std::string> names;  // by SampleKey::comm and SampleKey::cgroup
   std::shared_ptr<FrameTable> frames = std::make_shared<FrameTable>();
   std::vector<Stack> stacks;
 
-  const std::string& comm(const SampleKey& key) const { return comms[key.comm]; }
+  const std::string& comm(const SampleKey& key) const { return names[key.comm]; }
+  const std::string& cgroup(const SampleKey& key) const { return names[key.cgroup]; }
 };
 
 // Samples (or units) per reason a stack has unnamed frames for, each

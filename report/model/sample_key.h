@@ -33,7 +33,8 @@ struct StackRef {
 struct SampleKey {
   StackRef stack;
   uint32_t tid = 0;
-  uint32_t comm = 0;  // index into the report's comm table (Profile::comms)
+  uint32_t comm = 0;    // index into the report's names (Profile::names)
+  uint32_t cgroup = 0;  // index into the report's names: its cgroup v2 path; 0 ("") for none
   uint16_t cpu = 0;
   ThreadState state = ThreadState::kOnCpu;
   // Off CPU with --wakers: who woke the thread; waker.stack is kNoStack
@@ -49,6 +50,7 @@ struct SampleKey {
 // What a report keeps apart besides the stack, process and comm.
 struct Grouping {
   bool threads = false;  // tid and cpu (pprof labels, --sort tid/cpu)
+  bool cgroups = false;  // the cgroup (pprof labels, --sort cgroup)
   bool wakers = false;   // the waker (--wakers)
   // Samples' user stack windows (--call-graph dwarf), which their user
   // frames are unwound from; without, the frame-pointer chain (--unwind fp).
@@ -57,6 +59,8 @@ struct Grouping {
   SampleKey apply(SampleKey key) const {
     if (!threads)
       key.tid = key.cpu = 0;
+    if (!cgroups)
+      key.cgroup = 0;
     if (!windows)
       key.stack.window = kNoWindow;
     if (!wakers || key.waker.stack == kNoStack) {
@@ -84,11 +88,11 @@ struct StackRefHash {
 struct SampleKeyHash {
   size_t operator()(const SampleKey& k) const {
     // Every field: a key struct that grows must grow its hash too.
-    static_assert(sizeof(SampleKey) == 60, "hash the new field of SampleKey");
+    static_assert(sizeof(SampleKey) == 64, "hash the new field of SampleKey");
     size_t h = StackRefHash{}(k.stack);
-    for (uint64_t v :
-         {uint64_t{k.tid}, uint64_t{k.comm}, uint64_t{k.cpu}, static_cast<uint64_t>(k.state),
-          uint64_t{StackRefHash{}(k.waker)}, uint64_t{k.waker_comm}, uint64_t{k.slice}})
+    for (uint64_t v : {uint64_t{k.tid}, uint64_t{k.comm}, uint64_t{k.cgroup}, uint64_t{k.cpu},
+                       static_cast<uint64_t>(k.state), uint64_t{StackRefHash{}(k.waker)},
+                       uint64_t{k.waker_comm}, uint64_t{k.slice}})
       h = hash_combine(h, v);
     return h;
   }

@@ -22,8 +22,8 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
   app.add_flag("--stdio")->description(
       "Text output: the only interface there is (accepted for perf's habit)");
   app.add_option("--labels", o.labels,
-                 "The labels of each pprof sample: any of pid, tid, comm, cpu, or none (fewer "
-                 "labels, fewer distinct samples for a backend's limits)")
+                 "The labels of each pprof sample: any of pid, tid, comm, cpu, cgroup, or none "
+                 "(fewer labels, fewer distinct samples for a backend's limits)")
       ->capture_default_str();
   app.add_flag("--follow", o.follow,
                "Read a recording still being written and redraw the top table every second, "
@@ -45,7 +45,8 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
   auto* top = app.add_option_group("top");
   top->add_option("-n,--rows", o.rows, "Rows in the top table (0: all)")->capture_default_str();
   top->add_option("-s,--sort", o.sort,
-                  "Row keys: comm, pid, tid, cpu, dso, state (on CPU, or why off it), symbol")
+                  "Row keys: comm, pid, tid, cpu, cgroup, dso, state (on CPU, or why off it), "
+                  "symbol")
       ->capture_default_str();
   auto* children = top->add_flag(
       "--children", o.children, "Order rows by children (samples anywhere on the stack), not self");

@@ -21,7 +21,7 @@ struct ReportOptions {
   uint64_t max_memory = 0;  // --max-memory; 0: default_memory_budget()
   std::string format = "top";
   std::string split;
-  std::string labels = "pid,tid,comm,cpu";  // --labels: of each pprof sample
+  std::string labels = "pid,tid,comm,cpu,cgroup";  // --labels: of each pprof sample
   bool follow = false;  // --follow: redraw the top table as the recording grows  // --split
                         // DURATION: one pprof per slice of wall-clock time, into -o DIR
   // top

@@ -93,24 +93,24 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& given) {
   return out;
 }
 
-// --labels: pid, tid, comm, cpu, comma-separated, or none.
+// --labels: pid, tid, comm, cpu, cgroup, comma-separated, or none.
 PprofLabels parse_labels(const std::string& text) {
+  PprofLabels l{false, false, false, false, false};
   if (text == "none")
-    return {false, false, false, false};
-  PprofLabels l{false, false, false, false};
+    return l;
   size_t at = 0;
   while (at <= text.size()) {
     const size_t comma = std::min(text.find(',', at), text.size());
     const std::string name = text.substr(at, comma - at);
-    bool* flag = name == "pid"    ? &l.pid
-                 : name == "tid"  ? &l.tid
-                 : name == "comm" ? &l.comm
-                 : name == "cpu"  ? &l.cpu
-                                  : nullptr;
+    bool* flag = name == "pid"      ? &l.pid
+                 : name == "tid"    ? &l.tid
+                 : name == "comm"   ? &l.comm
+                 : name == "cpu"    ? &l.cpu
+                 : name == "cgroup" ? &l.cgroup
+                                    : nullptr;
     if (!flag)
       throw Error("--labels " + text + ": " + name +
-                  (name == "cgroup" ? " is not recorded" : " is no label") +
-                  "; give pid, tid, comm or cpu, comma-separated, or none");
+                  " is no label; give pid, tid, comm, cpu or cgroup, comma-separated, or none");
     *flag = true;
     at = comma + 1;
   }
@@ -238,12 +238,16 @@ Plan make_plan(const ReportOptions& given) {
   // same stack of many threads is symbolized and written once.
   // pprof keeps threads and CPUs apart only for labels that show them.
   const bool pprof_threads = plan.pprof_labels.tid || plan.pprof_labels.cpu;
-  plan.grouping = {.threads = (plan.format->per_thread &&
-                               (plan.format->format != OutputFormat::kPprof || pprof_threads)) ||
-                              (plan.format->format == OutputFormat::kTop &&
-                               o.command == Command::kReport && sorts_by_thread(plan.top.sort)),
-                   .wakers = o.wakers,
-                   .windows = o.unwind != "fp"};
+  plan.grouping = {
+      .threads = (plan.format->per_thread &&
+                  (plan.format->format != OutputFormat::kPprof || pprof_threads)) ||
+                 (plan.format->format == OutputFormat::kTop && o.command == Command::kReport &&
+                  sorts_by_thread(plan.top.sort)),
+      .cgroups = (plan.format->format == OutputFormat::kPprof && plan.pprof_labels.cgroup) ||
+                 (plan.format->format == OutputFormat::kTop && o.command == Command::kReport &&
+                  sorts_by_cgroup(plan.top.sort)),
+      .wakers = o.wakers,
+      .windows = o.unwind != "fp"};
   return plan;
 }
 

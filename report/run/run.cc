@@ -51,7 +51,7 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-// What every report of the plan shares: the recordings' comms and frames,
+// What every report of the plan shares: the recordings' names and frames,
 // and one symbolizer, so each binary is opened once.
 struct Stages {
   explicit Stages(const Plan& plan) : free_at_end(plan.free_at_end) {}
@@ -68,7 +68,7 @@ struct Stages {
   }
 
   bool free_at_end = true;
-  CommTable comms;
+  NameTable names;
   std::shared_ptr<FrameTable> frames = std::make_shared<FrameTable>();
   std::unique_ptr<Symbolizer> symbolizer;
   std::shared_ptr<Debuginfod> debuginfod;         // the symbolizer's, when DEBUGINFOD_URLS is set
@@ -100,7 +100,7 @@ struct Stages {
         .settle_windows = settle(plan),
     };
     std::vector<Recording>& all =
-        recordings.emplace_back(load_all(paths, plan.samples, comms, hooks));
+        recordings.emplace_back(load_all(paths, plan.samples, names, hooks));
     for (const Recording& r : all)
       // A file still being written ends inside a frame: --follow says so
       // only once it has ended otherwise than by its end frame.
@@ -142,7 +142,7 @@ struct Stages {
 
   const Profile& aggregate(const Plan& plan, std::span<const Recording> of, Unit unit) {
     return profiles.emplace_back(
-        report::aggregate(of, comms, symbolize(plan), {plan.grouping, &plan.stacks, unit}));
+        report::aggregate(of, names, symbolize(plan), {plan.grouping, &plan.stacks, unit}));
   }
 
   // The inputs' profile, for every output but script's and diff's.
@@ -159,7 +159,7 @@ void run_info(const Plan& plan, std::ostream& out) {
   const std::vector<Recording>& all = stages.load(plan, plan.inputs);
   for (const Recording& r : all) {
     const Profile p =
-        report::aggregate(std::span(&r, 1), stages.comms, stages.symbolize(plan), {plan.grouping});
+        report::aggregate(std::span(&r, 1), stages.names, stages.symbolize(plan), {plan.grouping});
     write_info(out, describe_recording(r), unnamed_by_reason(p.stacks),
                count_unwinding(r, stages.symbolize(plan).unwinder()));
   }
@@ -174,7 +174,7 @@ void run_script(const Plan& plan, std::ostream& out) {
     Symbolizer& symbolizer = stages.symbolize(plan);
     std::unordered_map<StackRef, std::optional<FrameView>, StackRefHash> shown;
     stream_samples(
-        path, sources, plan.samples, stages.comms,
+        path, sources, plan.samples, stages.names,
         [&](const Recording& r, const SampleKey& key, const format::Sample& s) {
           auto [it, inserted] = shown.try_emplace(key.stack);
           if (inserted)
@@ -184,7 +184,7 @@ void run_script(const Plan& plan, std::ostream& out) {
           // perf prints the period of each sample.
           const uint64_t period = std::max<uint64_t>(sample_weight(r.info), 1);
           write_script_sample(out,
-                              {stages.comms.names()[key.comm], key, s.time_ns,
+                              {stages.names.all()[key.comm], key, s.time_ns,
                                s.blocked_ns ? s.blocked_ns : period, r.info.event},
                               *it->second);
         },

@@ -74,12 +74,14 @@ class Dumper : public format::RecordingVisitor {
     }
     for (size_t i = 0; i < b.comms.size(); ++i)
       out_ << "comm " << b.first_comm_id + i << ' ' << b.comms[i] << '\n';
+    for (size_t i = 0; i < b.cgroups.size(); ++i)
+      out_ << "cgroup " << i << " id " << b.cgroups[i].id << ' ' << b.cgroups[i].path << '\n';
     write_windows(b);
     for (const auto& s : b.samples)
       out_ << string_printf("sample time %" PRIu64 " pid %u tid %u cpu %u stack %u comm %u",
                             s.time_ns, s.pid, s.tid, s.cpu, s.stack_id, s.comm_id)
            << (s.window_id == format::kNoWindow ? "" : " window " + std::to_string(s.window_id))
-           << '\n';
+           << (s.cgroup == format::kNoCgroup ? "" : " cgroup " + std::to_string(s.cgroup)) << '\n';
   }
   void on_elf_cfi(format::ElfCfi&& c) override {
     out_ << "cfi " << c.path << " build-id " << hex_bytes(c.build_id) << " eh_frame_hdr "

@@ -222,7 +222,7 @@ void add_locations(Builder& b, const FrameView& frames, pp::Sample* sample) {
 
 void add_samples(Builder& b, const Side& side, const Values& v) {
   const int64_t pid_key = b.str("pid"), tid_key = b.str("tid"), comm_key = b.str("comm"),
-                cpu_key = b.str("cpu"), side_key = b.str("side");
+                cpu_key = b.str("cpu"), cgroup_key = b.str("cgroup"), side_key = b.str("side");
   for (const Stack& s : side.profile.stacks) {
     pp::Sample* sample = b.profile().add_sample();
     add_locations(b, s.frames, sample);
@@ -251,6 +251,8 @@ void add_samples(Builder& b, const Side& side, const Values& v) {
       label(cpu_key)->set_str(b.str(std::to_string(s.key.cpu)));
     if (side.labels.comm)
       label(comm_key)->set_str(b.str(side.profile.comm(s.key)));
+    if (side.labels.cgroup && !side.profile.cgroup(s.key).empty())
+      label(cgroup_key)->set_str(b.str(side.profile.cgroup(s.key)));
     if (side.side)
       label(side_key)->set_str(b.str(side.side));
   }
@@ -284,7 +286,7 @@ size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64
   for (const Stack& s : profile.stacks) {
     auto [it, inserted] = slices.try_emplace(s.key.slice);
     if (inserted)
-      it->second = Profile{profile.summary, profile.unit, profile.comms, profile.frames, {}};
+      it->second = Profile{profile.summary, profile.unit, profile.names, profile.frames, {}};
     it->second.stacks.push_back(s);
   }
   for (auto& entry : slices) {

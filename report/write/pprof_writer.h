@@ -12,14 +12,15 @@ namespace ebprof::report {
 // Which labels each pprof sample carries (--labels): fewer labels, fewer
 // distinct samples, which backends count against their limits.
 struct PprofLabels {
-  bool pid = true, tid = true, comm = true, cpu = true;
+  bool pid = true, tid = true, comm = true, cpu = true, cgroup = true;
 };
 
 // Writes `profile` as a gzip-compressed pprof profile (profile.proto), what
 // go tool pprof, Pyroscope and other pprof readers take. Sample types are
 // samples/count and cpu/nanoseconds (events/count for events that are not
 // clocks), off_cpu/nanoseconds with intervals off CPU; each sample is
-// labelled with pid, tid, comm and cpu (those of `labels`). Every frame is symbolized already:
+// labelled with pid, tid, comm, cpu and its cgroup v2 path where it has
+// one (those of `labels`). Every frame is symbolized already:
 // each binary is one mapping with its build-id, each (binary, address,
 // name) one location, each name one function with its mangled system name.
 void write_pprof(std::ostream& out, const Profile& profile, PprofLabels labels = {});

@@ -64,13 +64,10 @@ struct Column {
 };
 
 constexpr Column kColumns[] = {
-    {SortKey::kComm, "comm", "Command", 15},
-    {SortKey::kPid, "pid", "Pid", 7},
-    {SortKey::kTid, "tid", "Tid", 7},
-    {SortKey::kCpu, "cpu", "CPU", 3},
-    {SortKey::kDso, "dso", "Shared Object", 23},
-    {SortKey::kState, "state", "State", 17},
-    {SortKey::kSymbol, "symbol", "Symbol", 0},
+    {SortKey::kComm, "comm", "Command", 15},    {SortKey::kPid, "pid", "Pid", 7},
+    {SortKey::kTid, "tid", "Tid", 7},           {SortKey::kCpu, "cpu", "CPU", 3},
+    {SortKey::kCgroup, "cgroup", "Cgroup", 31}, {SortKey::kDso, "dso", "Shared Object", 23},
+    {SortKey::kState, "state", "State", 17},    {SortKey::kSymbol, "symbol", "Symbol", 0},
 };
 
 const Column& column(SortKey key) {
@@ -92,6 +89,8 @@ std::string value(SortKey key, const Profile& p, const Stack& s, const Frame* f)
       return std::to_string(s.key.tid);
     case SortKey::kCpu:
       return std::to_string(s.key.cpu);
+    case SortKey::kCgroup:
+      return p.cgroup(s.key).empty() ? "[none]" : p.cgroup(s.key);
     case SortKey::kDso:
       return f ? f->module : "[unknown]";
     case SortKey::kState:
@@ -113,7 +112,7 @@ using Rows = std::map<std::vector<std::string>, Counts>;
 // key's strings for every frame of every stack was most of a report of
 // 288k distinct stacks.
 struct RowPart {
-  uint32_t comm, pid, tid;
+  uint32_t comm, pid, tid, cgroup;
   uint16_t cpu;
   ThreadState state;
   const Frame* frame;  // the profile's frames are the table's: stable
@@ -122,8 +121,8 @@ struct RowPart {
 struct RowPartHash {
   size_t operator()(const RowPart& r) const {
     size_t h = std::hash<const void*>{}(r.frame);
-    for (uint64_t v : {uint64_t{r.comm}, uint64_t{r.pid}, uint64_t{r.tid}, uint64_t{r.cpu},
-                       static_cast<uint64_t>(r.state)})
+    for (uint64_t v : {uint64_t{r.comm}, uint64_t{r.pid}, uint64_t{r.tid}, uint64_t{r.cgroup},
+                       uint64_t{r.cpu}, static_cast<uint64_t>(r.state)})
       h = hash_combine(h, v);
     return h;
   }
@@ -137,7 +136,8 @@ uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
   });
   std::unordered_map<RowPart, Counts*, RowPartHash> by_part;  // into rows: map nodes stay put
   auto row_of = [&](const Stack& s, const Frame* f) {
-    const RowPart part{s.key.comm, s.key.stack.pid, s.key.tid, s.key.cpu, s.key.state, f};
+    const RowPart part{s.key.comm, s.key.stack.pid, s.key.tid, s.key.cgroup,
+                       s.key.cpu,  s.key.state,     f};
     auto [it, inserted] = by_part.try_emplace(part, nullptr);
     if (inserted) {
       std::vector<std::string> key;
@@ -230,7 +230,7 @@ std::vector<SortKey> parse_sort_keys(const std::string& list) {
                           [&](const Column& col) { return name == col.name; });
     if (c == std::end(kColumns))
       throw Error("--sort " + name +
-                  ": unknown key; use comm, pid, tid, cpu, dso, state, symbol (or sym)");
+                  ": unknown key; use comm, pid, tid, cpu, cgroup, dso, state, symbol (or sym)");
     if (std::find(keys.begin(), keys.end(), c->key) == keys.end())
       keys.push_back(c->key);
     start = comma + 1;
@@ -243,6 +243,10 @@ std::vector<SortKey> parse_sort_keys(const std::string& list) {
 bool sorts_by_thread(const std::vector<SortKey>& keys) {
   return std::any_of(keys.begin(), keys.end(),
                      [](SortKey k) { return k == SortKey::kTid || k == SortKey::kCpu; });
+}
+
+bool sorts_by_cgroup(const std::vector<SortKey>& keys) {
+  return std::find(keys.begin(), keys.end(), SortKey::kCgroup) != keys.end();
 }
 
 void write_top(std::ostream& out, const Profile& profile, const TopOptions& options) {

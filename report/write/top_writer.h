@@ -11,7 +11,7 @@
 namespace ebprof::report {
 
 // What a row of the top table is told apart by (--sort).
-enum class SortKey : uint8_t { kComm, kPid, kTid, kCpu, kDso, kState, kSymbol };
+enum class SortKey : uint8_t { kComm, kPid, kTid, kCpu, kCgroup, kDso, kState, kSymbol };
 
 struct TopOptions {
   size_t rows = 20;  // 0: all
@@ -28,6 +28,8 @@ std::vector<SortKey> parse_sort_keys(const std::string& list);
 
 // Whether rows tell threads or CPUs apart: the profile must keep them.
 bool sorts_by_thread(const std::vector<SortKey>& keys);
+// Whether rows tell cgroups apart: the profile must keep them.
+bool sorts_by_cgroup(const std::vector<SortKey>& keys);
 
 // A table like `perf report --stdio`: per row (the --sort keys of the leaf
 // frame), self samples, and children: samples whose stack has a frame in

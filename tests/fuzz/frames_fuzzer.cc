@@ -34,9 +34,9 @@ void read(const uint8_t* data, size_t size) {
   if (path.empty())
     return;
   try {
-    ebprof::report::CommTable comms;
+    ebprof::report::NameTable names;
     std::vector<ebprof::report::Recording> recordings;
-    ebprof::report::load_recordings(path, {}, comms, recordings, {.settle_windows = settle});
+    ebprof::report::load_recordings(path, {}, names, recordings, {.settle_windows = settle});
   } catch (const ebprof::Error&) {
     // Expected for unusable input; anything else escaping is a finding.
   }
