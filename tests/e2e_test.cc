@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -1182,6 +1184,72 @@ TEST(Soak, RecorderMemoryStaysPutWhileProcessesComeAndGo) {
   EXPECT_LE(at_the_end, after_a_minute * 1.15);
   EXPECT_GE(per_second, 200) << "the workload did not churn";
   EXPECT_EQ(switched_files(out).size(), 2u);
+}
+
+// What `go tool pprof -raw` says of a profile: its time (seconds since
+// 1970), duration line and samples; time -1 when it could not read it.
+struct RawPprof {
+  int64_t time = -1;
+  std::string duration;
+  uint64_t samples = 0;
+};
+
+RawPprof raw_pprof(const std::string& pb) {
+  Outcome raw = run("go tool pprof -raw " + pb);
+  RawPprof out;
+  if (raw.status != 0)
+    return out;
+  std::istringstream in(raw.out);
+  const std::regex sample(R"(^ +(\d+) +\d+: )");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    tm t{};
+    if (line.starts_with("Time: ") && strptime(line.c_str() + 6, "%Y-%m-%d %H:%M:%S", &t))
+      out.time = timegm(&t);
+    else if (line.starts_with("Duration: "))
+      out.duration = line.substr(10);
+    else if (std::regex_search(line, m, sample))
+      out.samples += std::stoull(m[1]);
+  }
+  return out;
+}
+
+// --split: every slice reads in go tool pprof, the slices add up to the
+// unsplit profile, and their times tile the recording, a second each.
+TEST(EndToEnd, SplitSlicesAreProfilesThatTileTheRecording) {
+  REQUIRE_BPF();
+  if (run("go version").status != 0)
+    GTEST_SKIP() << "go is not installed (apt-get install golang-go): no pprof client";
+  const std::string data = temp_file("split.data"), all = temp_file("split-all.pb.gz");
+  const fs::path dir = fresh_dir("split");
+  ASSERT_EQ(run(kRecord + " -q -F 499 -o " + data + " -- " + kHotcold + " 3.5").status, 0);
+  ASSERT_EQ(run(kReport + " -i " + data + " --format pprof -o " + all).status, 0);
+  Outcome split = run(kReport + " -i " + data + " --format pprof --split 1s -o " + dir.string());
+  ASSERT_EQ(split.status, 0) << split.err;
+  const RawPprof whole = raw_pprof(all);
+  ASSERT_GT(whole.samples, 1000u);
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 4u);
+  uint64_t samples = 0;
+  int64_t previous = -1;
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    const RawPprof slice = raw_pprof(f);
+    ASSERT_GE(slice.time, 0) << "go tool pprof could not read it";
+    EXPECT_EQ(slice.duration, "1s");
+    if (previous >= 0)
+      EXPECT_EQ(slice.time, previous + 1) << "the next second: hotcold ran throughout";
+    previous = slice.time;
+    samples += slice.samples;
+  }
+  EXPECT_EQ(samples, whole.samples);
+  // The first slice holds the recording's start, the last its end.
+  const int64_t start = raw_pprof(all).time;
+  EXPECT_EQ(raw_pprof(files.front()).time, start);
+  EXPECT_GE(previous, start + 3);
 }
 
 // --follow reads the recording as it grows: a table every second, the
