@@ -33,7 +33,7 @@ namespace ebprof::record {
 namespace {
 
 volatile sig_atomic_t g_stop_signal = 0;
-volatile sig_atomic_t g_switch_signal = 0;  // --switch-output=signal: SIGUSR2 came
+volatile sig_atomic_t g_switch_signal = 0;  // SIGUSR2 came
 
 void on_stop_signal(int sig) {
   g_stop_signal = sig;
@@ -285,11 +285,8 @@ bool Session::switch_due(uint64_t now_ns) {
   if (!o_.switch_output)
     return false;
   switch (o_.switch_output->when) {
-    case SwitchOutput::When::kSignal: {
-      const bool asked = g_switch_signal != 0;
-      g_switch_signal = 0;
-      return asked;
-    }
+    case SwitchOutput::When::kSignal:
+      return false;  // the signal alone
     case SwitchOutput::When::kSize:
       return writer_.bytes_written() >= o_.switch_output->bytes;
     case SwitchOutput::When::kTime:
@@ -361,13 +358,21 @@ void Session::record_until_done() {
       recorder_.write_losses(now);
       next_loss_report_ns = now + kLossReportNs;
     }
-    if (switch_due(now))
+    // SIGUSR2: a new file now (--switch-output, in any mode), the flight
+    // recorder's memory written out; without either, not a way to kill
+    // a recording by mistake.
+    const bool asked = g_switch_signal != 0;
+    g_switch_signal = 0;
+    if (switch_due(now) || (asked && o_.switch_output))
       switch_file(now);
-    if (flight_ && g_switch_signal) {  // SIGUSR2: the flight recorder's memory, now
-      g_switch_signal = 0;
+    if (asked && flight_) {
       switch_file(now);
       dump_flight();
     }
+    if (asked && !o_.switch_output && !flight_)
+      std::fprintf(stderr,
+                   "ebprof-record: SIGUSR2 ignored: it switches files only with --switch-output "
+                   "or --flight-recorder; recording goes on\n");
     if (status.due(now))
       status.show(now, {(now - start_ns) / 1e9, recorder_.stats().samples, bytes_written(),
                         ledger_.dropped()});
@@ -432,9 +437,7 @@ int run_session(const RecordOptions& options) {
   // From the start: a stop asked for while the BPF programs load ends the
   // run before the output is touched, not with a header-only file.
   set_stop_handlers(on_stop_signal);
-  if ((options.switch_output && options.switch_output->when == SwitchOutput::When::kSignal) ||
-      options.flight_recorder_ns)
-    set_handler(SIGUSR2, on_switch_signal);
+  set_handler(SIGUSR2, on_switch_signal);
   return Session(options).run();
 }
 
