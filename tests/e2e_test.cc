@@ -1186,6 +1186,75 @@ TEST(Soak, RecorderMemoryStaysPutWhileProcessesComeAndGo) {
   EXPECT_EQ(switched_files(out).size(), 2u);
 }
 
+// A disk that fills at a switch (--switch-output): one clear line, every
+// file switched before it whole; a rotation directory that cannot be
+// written is refused before anything is recorded.
+TEST(BadInput, AFullDiskAtASwitchKeepsTheFilesBeforeIt) {
+  REQUIRE_BPF();
+  fs::path dir = fs::path(testing::TempDir()) / "tiny-switch-fs";
+  fs::create_directories(dir);
+  umount2(dir.c_str(), MNT_DETACH);
+  if (mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=28k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  const std::string out = (dir / "r.data").string();
+  Outcome rec = run(kRecord + " -q -F 999 --switch-output=1s -o " + out + " -- " + kHotcold + " 6");
+  const std::vector<std::string> files = switched_files(out);
+  std::vector<Outcome> infos;
+  for (const std::string& f : files)
+    infos.push_back(run(kReport + " info " + f));
+  umount2(dir.c_str(), MNT_DETACH);
+  EXPECT_EQ(rec.status, 1) << rec.err;
+  EXPECT_NE(rec.err.find("No space left on device"), std::string::npos) << rec.err;
+  EXPECT_EQ(lines(rec.err), 1) << rec.err;
+  ASSERT_GE(files.size(), 2u) << "the disk filled before the second switch";
+  for (const Outcome& info : infos) {
+    EXPECT_EQ(info.err, "") << "a whole recording";
+    EXPECT_NE(info.out.find("\nend "), std::string::npos) << info.out;
+  }
+
+  if (mount("tmpfs", dir.c_str(), "tmpfs", MS_RDONLY, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here: " << std::strerror(errno);
+  rec = run(kRecord + " -q --switch-output=1s -o " + out + " -- " + kHotcold + " 1");
+  umount2(dir.c_str(), MNT_DETACH);
+  EXPECT_EQ(rec.status, 1);
+  EXPECT_EQ(rec.err, "ebprof-record: cannot write to directory " + dir.string() +
+                         ": Read-only file system: choose a writable path with -o\n");
+}
+
+// SIGUSR2 to a recorder that neither switches files nor keeps a flight
+// recorder: one line, and the recording goes on to its end, whole (the
+// signal's default would have killed it). With --switch-output=TIME it
+// switches at once.
+TEST(BadInput, Sigusr2WithoutSwitchingIsALineNotAnEnd) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("usr2.data");
+  const std::string err = temp_file("usr2.err");
+  const pid_t pid =
+      spawn({"/bin/sh", "-c",
+             "exec " + kRecord + " -q -F 499 -o " + data + " -- " + kHotcold + " 1.5 2>" + err});
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(pid, SIGUSR2);
+  EXPECT_EQ(wait_exit(pid), 0);
+  EXPECT_EQ(slurp(err),
+            "ebprof-record: SIGUSR2 ignored: it switches files only with --switch-output or "
+            "--flight-recorder; recording goes on\n");
+  Outcome info = run(kReport + " info " + data);
+  EXPECT_EQ(info.err, "");
+  EXPECT_NE(info.out.find("\nend "), std::string::npos) << info.out;
+  EXPECT_GT(samples_in(data), 600u) << "recorded to the end";
+
+  const fs::path dir = fresh_dir("usr2_time");
+  const std::string out = (dir / "perf.data").string();
+  const pid_t timed =
+      spawn({kRecord, "-q", "--switch-output=1h", "-o", out, "--", kHotcold, "1.5"});
+  ASSERT_GT(timed, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(timed, SIGUSR2);
+  EXPECT_EQ(wait_exit(timed), 0);
+  EXPECT_EQ(switched_files(out).size(), 2u) << "one at the signal, one at the end";
+}
+
 // What `go tool pprof -raw` says of a profile: its time (seconds since
 // 1970), duration line and samples; time -1 when it could not read it.
 struct RawPprof {
@@ -1380,10 +1449,14 @@ TEST(BadInput, ReportOfAFileItCannotReadIsOneLine) {
   std::string empty = temp_file("empty.data"), text = temp_file("text.data");
   std::ofstream(empty).close();
   std::ofstream(text) << "hello, not a recording\n";
-  for (const auto& [path, expected] :
-       std::vector<std::pair<std::string, std::string>>{{temp_file("missing.data"), "cannot open"},
-                                                        {empty, "is empty"},
-                                                        {text, "not an ebprof recording"}}) {
+  const fs::path no_recordings = fresh_dir("no_recordings");
+  for (const auto& [path, expected] : std::vector<std::pair<std::string, std::string>>{
+           {temp_file("missing.data"), "cannot open"},
+           {empty, "is empty"},
+           {text, "not an ebprof recording"},
+           {"'" + temp_file("rotated.data.*") + "'", "no file matches: check the pattern"},
+           {"'" + text.substr(0, text.size() - 4) + "*'", "not an ebprof recording"},
+           {no_recordings.string(), "holds no ebprof recording"}}) {
     Outcome r = run(kReport + " -i " + path);
     EXPECT_EQ(r.status, 1) << path;
     EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
