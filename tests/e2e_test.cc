@@ -1160,7 +1160,7 @@ uint64_t processes_started() {
 // go, and the stack and symbol tables start afresh with each file.
 TEST(Soak, RecorderMemoryStaysPutWhileProcessesComeAndGo) {
   REQUIRE_BPF();
-  constexpr int kSeconds = 150;
+  constexpr int kSeconds = 120;
   const fs::path dir = fresh_dir("soak");
   const std::string out = (dir / "soak.data").string();
   const pid_t recorder =
