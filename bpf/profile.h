@@ -87,7 +87,8 @@ struct ebprof_sample {
 	unsigned short user_frames;
 	char comm[EBPROF_COMM_LEN];
 	unsigned long long blocked_ns; /* off CPU: how long, up to time_ns */
-	unsigned long long cgroup_id;  /* the task's cgroup v2 (its directory's inode); 0: none */
+	unsigned long long cgroup_id;  /* the task's cgroup v2 (its directory's inode); its
+					* root's on a host without a v2 hierarchy */
 	unsigned int state;	       /* off CPU: enum ebprof_block_state */
 	unsigned int stack_losses;     /* EBPROF_LOST_*: what of the stacks could not be read */
 	unsigned int peer;	       /* waker: the thread it woke */

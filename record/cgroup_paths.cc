@@ -17,7 +17,7 @@ constexpr int kFileIdKernfs = 0xfe;
 
 }  // namespace
 
-std::string cgroup2_root() {
+std::optional<std::string> cgroup2_mount() {
   std::string mounts;
   if (try_read_proc_file("/proc/self/mounts", mounts) == 0) {
     std::string_view text = mounts;
@@ -29,13 +29,15 @@ std::string cgroup2_root() {
         return std::string(line.substr(a + 1, b - a - 1));
     }
   }
-  return "/sys/fs/cgroup";
+  return std::nullopt;
 }
 
-CgroupPaths::CgroupPaths()
-    : root_(cgroup2_root()), mount_(open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+CgroupPaths::CgroupPaths() : root_(cgroup2_mount()) {
+  if (root_)
+    mount_ = UniqueFd(open(root_->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
 
-const std::string& CgroupPaths::path(uint64_t id) {
+std::string CgroupPaths::path(uint64_t id) {
   auto found = paths_.find(id);
   if (found != paths_.end())
     return found->second;
@@ -58,10 +60,10 @@ const std::string& CgroupPaths::path(uint64_t id) {
   // The hierarchy's root is "/"; anything else is below it.
   if (n > 0 && size_t(n) < sizeof target) {
     const std::string_view full(target, size_t(n));
-    if (full == root_)
+    if (full == *root_)
       path = "/";
-    else if (full.starts_with(root_) && full.substr(root_.size()).starts_with("/"))
-      path = full.substr(root_.size());
+    else if (full.starts_with(*root_) && full.substr(root_->size()).starts_with("/"))
+      path = full.substr(root_->size());
   }
   return path;
 }

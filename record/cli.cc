@@ -151,10 +151,12 @@ void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
   app.add_flag("--no-embed-symbols", flags.no_embed,
                "Do not embed the symbol tables of sampled binaries (smaller file; the report then "
                "needs the binaries)");
-  app.add_option("--switch-output", flags.switch_output,
-                 "Move on to a new file, renaming the last FILE.<UTC time> as perf does: on "
-                 "SIGUSR2 (signal, the default), once it holds SIZE (100M; B, K, M or G) or "
-                 "once it is TIME old (60s; s, m, h or d). Each file is a recording of its own")
+  app.add_option(
+         "--switch-output", flags.switch_output,
+         "Move on to a new file, renaming the last FILE.<UTC time> as perf does: on "
+         "SIGUSR2 (signal, the default), once it holds SIZE (100M; B, K, M or G) or "
+         "once it is TIME old (60s; s, m, h or d); SIGUSR2 switches in every mode. Each file "
+         "is a recording of its own")
       ->expected(0, 1);
   app.add_option("--flight-recorder", flags.flight_recorder,
                  "Keep only the last DURATION (60s, 5m, 1h) in memory, compressed, and write it "

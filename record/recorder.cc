@@ -37,7 +37,7 @@ uint32_t Recorder::intern_comm(std::string_view comm) {
 }
 
 uint32_t Recorder::intern_cgroup(uint64_t id) {
-  if (id == 0)
+  if (id == 0 || !cgroup_paths_.available())
     return format::kNoCgroup;
   auto [it, inserted] =
       cgroup_indexes_.try_emplace(id, static_cast<uint32_t>(batch_.cgroups.size()));

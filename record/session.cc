@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <iterator>
@@ -33,7 +34,10 @@ namespace ebprof::record {
 namespace {
 
 volatile sig_atomic_t g_stop_signal = 0;
-volatile sig_atomic_t g_switch_signal = 0;  // SIGUSR2 came
+// SIGUSR2 came; taken with exchange(), so that one arriving as the last is
+// taken is not lost (a lock-free atomic is safe in a handler).
+std::atomic<int> g_switch_signal = 0;
+static_assert(std::atomic<int>::is_always_lock_free);
 
 void on_stop_signal(int sig) {
   g_stop_signal = sig;
@@ -361,8 +365,7 @@ void Session::record_until_done() {
     // SIGUSR2: a new file now (--switch-output, in any mode), the flight
     // recorder's memory written out; without either, not a way to kill
     // a recording by mistake.
-    const bool asked = g_switch_signal != 0;
-    g_switch_signal = 0;
+    const bool asked = g_switch_signal.exchange(0) != 0;
     if (switch_due(now) || (asked && o_.switch_output))
       switch_file(now);
     if (asked && flight_) {

@@ -84,7 +84,7 @@ std::vector<uint32_t> check_tids(const std::vector<uint32_t>& tids) {
 UniqueFd open_cgroup(const std::string& path) {
   if (path.empty())
     return {};
-  const std::string root = cgroup2_root();
+  const std::string root = cgroup2_mount().value_or("/sys/fs/cgroup");
   const std::string dir = path.starts_with("/") ? path : root + "/" + path;
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)

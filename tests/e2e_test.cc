@@ -1309,8 +1309,9 @@ TEST(EndToEnd, SplitSlicesAreProfilesThatTileTheRecording) {
     const RawPprof slice = raw_pprof(f);
     ASSERT_GE(slice.time, 0) << "go tool pprof could not read it";
     EXPECT_EQ(slice.duration, "1s");
-    if (previous >= 0)
+    if (previous >= 0) {
       EXPECT_EQ(slice.time, previous + 1) << "the next second: hotcold ran throughout";
+    }
     previous = slice.time;
     samples += slice.samples;
   }

@@ -426,7 +426,7 @@ std::optional<format::Cgroup> own_cgroup() {
     if (line.starts_with("0::")) {
       const std::string path = line.substr(3);
       struct stat st {};
-      if (stat((cgroup2_root() + path).c_str(), &st) == 0)
+      if (stat((cgroup2_mount().value_or("/sys/fs/cgroup") + path).c_str(), &st) == 0)
         return format::Cgroup{st.st_ino, path};
     }
   return std::nullopt;

@@ -50,8 +50,9 @@ Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
   p.names = names.all();
   p.frames = symbolizer.table();
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index;  // into p.stacks, or kDropped
-  // What a stack looks like, threads and CPUs aside: decorated and
-  // filtered once, then shared by every thread's and CPU's entry.
+  // What a stack looks like, threads, CPUs and cgroups aside: decorated
+  // and filtered once, then shared by every thread's, CPU's and cgroup's
+  // entry.
   const Grouping shape{.threads = false, .wakers = options.grouping.wakers};
   std::unordered_map<SampleKey, std::optional<FrameView>, SampleKeyHash> shaped;
   // Every key before any name: the DWARF that names need opens on other

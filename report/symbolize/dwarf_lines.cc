@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/elf_file.h"
 #include "report/symbolize/inflated_cache.h"
@@ -199,8 +200,9 @@ std::vector<FunctionIndex::Segment> segments_of(std::vector<FunctionRange>& rang
 
 // The functions `walk` asks for under `root` (a unit, or a function).
 // Imported (partial) units are walked where they are imported, as
-// dwarf_getscopes does; DWARF nested or imported past any sane depth is
-// not followed.
+// dwarf_getscopes does, each once: a unit that imports itself, or two
+// that import each other, would otherwise double the walk at every level.
+// DWARF nested past any sane depth is not followed.
 FunctionIndex index_functions(Dwarf_Die root, Walk walk) {
   constexpr uint32_t kMaxDepth = 512;
   struct Pending {
@@ -211,6 +213,8 @@ FunctionIndex index_functions(Dwarf_Die root, Walk walk) {
   FunctionIndex out;
   std::vector<FunctionRange> ranges;
   std::vector<Pending> stack;
+  std::unordered_set<const void*> imported;  // by where the unit's DIE is: a supplementary
+                                             // file's offsets are not the main file's
   auto push_children = [&](Dwarf_Die* die, int32_t parent, uint32_t depth) {
     Dwarf_Die child;
     if (depth < kMaxDepth && dwarf_child(die, &child) == 0) {
@@ -229,9 +233,10 @@ FunctionIndex index_functions(Dwarf_Die root, Walk walk) {
     const int tag = dwarf_tag(&p.die);
     if (tag == DW_TAG_imported_unit) {
       Dwarf_Attribute attr;
-      Dwarf_Die imported;
-      if (dwarf_formref_die(dwarf_attr(&p.die, DW_AT_import, &attr), &imported))
-        push_children(&imported, p.parent, p.depth + 1);
+      Dwarf_Die unit;
+      if (dwarf_formref_die(dwarf_attr(&p.die, DW_AT_import, &attr), &unit) &&
+          imported.insert(unit.addr).second)
+        push_children(&unit, p.parent, p.depth + 1);
       continue;
     }
     int32_t inner = p.parent;

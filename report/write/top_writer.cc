@@ -63,12 +63,18 @@ struct Column {
   int width;          // 0: the last column, unpadded
 };
 
+// clang-format off: a column a line
 constexpr Column kColumns[] = {
-    {SortKey::kComm, "comm", "Command", 15},    {SortKey::kPid, "pid", "Pid", 7},
-    {SortKey::kTid, "tid", "Tid", 7},           {SortKey::kCpu, "cpu", "CPU", 3},
-    {SortKey::kCgroup, "cgroup", "Cgroup", 31}, {SortKey::kDso, "dso", "Shared Object", 23},
-    {SortKey::kState, "state", "State", 17},    {SortKey::kSymbol, "symbol", "Symbol", 0},
+    {SortKey::kComm, "comm", "Command", 15},
+    {SortKey::kPid, "pid", "Pid", 7},
+    {SortKey::kTid, "tid", "Tid", 7},
+    {SortKey::kCpu, "cpu", "CPU", 3},
+    {SortKey::kCgroup, "cgroup", "Cgroup", 31},
+    {SortKey::kDso, "dso", "Shared Object", 23},
+    {SortKey::kState, "state", "State", 17},
+    {SortKey::kSymbol, "symbol", "Symbol", 0},
 };
+// clang-format on
 
 const Column& column(SortKey key) {
   for (const Column& c : kColumns)
