@@ -108,6 +108,8 @@ ElfIdentity ElfIdentities::read_cached(const std::string& path, const struct sta
           st.st_size};
   if (auto it = cache_.find(key); it != cache_.end())
     return it->second;
+  if (cache_.size() >= kMaxCached)
+    cache_.clear();
   try {
     return cache_[key] = read_elf_identity(path);
   } catch (const Error&) {

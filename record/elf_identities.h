@@ -65,6 +65,9 @@ class ElfIdentities {
   // The identity of the file at `path` with this stat, read once per file.
   ElfIdentity read_cached(const std::string& path, const struct stat& st);
 
+  // So many files at most, then all read again as met (a host that deploys
+  // new builds for weeks would otherwise grow it without end).
+  static constexpr size_t kMaxCached = 1 << 16;
   std::map<Key, ElfIdentity> cache_;
 };
 

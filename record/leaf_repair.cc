@@ -55,6 +55,10 @@ LeafRepair::LeafRepair() = default;
 LeafRepair::~LeafRepair() = default;
 
 LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
+  if (binaries_.size() >= kMaxBinaries && !binaries_.contains(m.build_id)) {
+    cfas_.clear();  // its keys point into the binaries
+    binaries_.clear();
+  }
   auto [it, inserted] = binaries_.try_emplace(m.build_id);
   if (!inserted)
     return it->second.get();

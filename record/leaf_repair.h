@@ -51,6 +51,10 @@ class LeafRepair {
   // frame pointer set up there; nullopt when it has, or nothing says.
   std::optional<uint64_t> frameless_cfa(uint32_t pid, uint64_t pc, const ProcessTracker& tracker);
 
+  // Each binary keeps its file open: so many at most, then all let go (a
+  // host that deploys new builds for weeks would otherwise run out of
+  // descriptors).
+  static constexpr size_t kMaxBinaries = 256;
   std::unordered_map<std::string, std::unique_ptr<Binary>> binaries_;  // by build-id
   struct Key {
     const Binary* binary;

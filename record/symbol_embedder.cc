@@ -1,5 +1,6 @@
 #include "record/symbol_embedder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/error.h"
@@ -10,6 +11,8 @@
 namespace ebprof::record {
 
 SymbolEmbedder::Binary& SymbolEmbedder::binary(uint32_t pid, const format::Mapping& m) {
+  if (binaries_.size() >= kMaxBinaries && !binaries_.contains(m.build_id))
+    binaries_.clear();
   auto [it, inserted] = binaries_.try_emplace(m.build_id);
   Binary& b = it->second;
   if (!inserted)
@@ -108,6 +111,10 @@ void SymbolEmbedder::forget_gone(const ProcessTracker& tracker) {
 }
 
 void SymbolEmbedder::forget_taken() {
+  std::erase_if(binaries_, [](const auto& entry) {
+    const std::vector<bool>& taken = entry.second.taken;
+    return std::find(taken.begin(), taken.end(), true) == taken.end();
+  });
   for (auto& [build_id, b] : binaries_)
     b.taken.assign(b.taken.size(), false);
   jit_taken_.clear();

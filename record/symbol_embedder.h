@@ -60,6 +60,10 @@ class SymbolEmbedder {
 
   void take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker);
 
+  // Tables of binaries no sample took a symbol from in the file just ended
+  // are let go at a switch; so many at most in any case, then all (their
+  // symbols are then embedded again as needed).
+  static constexpr size_t kMaxBinaries = 1024;
   std::unordered_map<std::string, Binary> binaries_;  // by build-id
   JitMaps jit_maps_;
   // (pid, address, name): code regenerated at an address gets its new name.
