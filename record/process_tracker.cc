@@ -224,6 +224,17 @@ std::optional<format::ProcessInfo> ProcessTracker::observe(uint32_t pid,
   return capture(pid, p);
 }
 
+void ProcessTracker::catch_up(uint32_t pid, uint64_t leaf, uint64_t time_ns) {
+  apply_until(time_ns);
+  if (pid == 0)
+    return;
+  auto it = processes_.find(pid);
+  if (it != processes_.end() && (leaf == 0 || format::find_mapping(it->second.mappings, leaf)))
+    return;
+  refill();
+  apply_until(time_ns);
+}
+
 const format::ProcessPlace* ProcessTracker::place(uint32_t pid) const {
   auto it = processes_.find(pid);
   return it == processes_.end() ? nullptr : &it->second.place;

@@ -42,6 +42,13 @@ class ProcessTracker {
   // A process's state when recording starts (from /proc).
   void seed(format::ProcessInfo info);
 
+  // Brings what it knows of `pid` up to `time_ns`, a sample's time, before
+  // the sample's words are looked up in its maps (the leaf repair, the
+  // symbols of copied stacks): the side band is drained again when the
+  // process, or the address `leaf` it ran at, is not known yet, as for a
+  // process that exec'd and mapped its libraries since the last drain.
+  void catch_up(uint32_t pid, uint64_t leaf, uint64_t time_ns);
+
   // Returns what to write to the recording, if anything. The common case, a
   // known stack of a process whose maps did not change, costs one hash lookup.
   std::optional<format::ProcessInfo> observe(uint32_t pid, std::span<const uint64_t> user,

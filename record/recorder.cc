@@ -65,6 +65,8 @@ void Recorder::on_record(std::span<const std::byte> record) {
     s->kernel = KernelSymbolIndex::from(s->kernel, schedule_);
   if (s->waker)
     s->kernel = KernelSymbolIndex::from(s->kernel, try_to_wake_up_);
+  // The words of the sample are looked up in maps that must be its own.
+  tracker_.catch_up(s->tgid, s->user.empty() ? 0 : s->user[0], s->time_ns);
   uint32_t window = format::kNoWindow;
   s->user = user_stack(*s, window);
   const uint32_t stack_id = intern_stack(*s);

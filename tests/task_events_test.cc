@@ -268,6 +268,31 @@ TEST(ProcessTracker, ExitedProcessesAreForgottenLater) {
   EXPECT_FALSE(t.tracker.find_mapping(7, 0x1100));
 }
 
+// A sample of a process that mapped a library since the side band was last
+// drained: its words are looked up in maps that know the library (the
+// symbols of a copied stack were missed that way), and a sample whose
+// leaf is known drains nothing.
+TEST(ProcessTracker, CatchingUpDrainsForAnAddressNotYetKnown) {
+  SideBandTracker t;
+  int drains = 0;
+  t.source.on_drain = [&](std::vector<TaskEvent>& out) {
+    ++drains;
+    out.insert(out.end(), t.pending.begin(), t.pending.end());
+    t.pending.clear();
+  };
+  t.tracker.seed({7, "p", 1, {{0x1000, 0x2000, 0, "/bin/p"}}, ""});
+  t.add(mmap2(7, 0x5000, 0x1000, 0, "/lib/new.so", 20));
+  t.tracker.catch_up(7, 0x1100, 30);
+  EXPECT_EQ(drains, 0) << "the leaf is known";
+  EXPECT_FALSE(t.tracker.find_mapping(7, 0x5100));
+  t.tracker.catch_up(7, 0x5100, 30);
+  EXPECT_EQ(drains, 1);
+  EXPECT_TRUE(t.tracker.find_mapping(7, 0x5100));
+  t.add(mmap2(7, 0x8000, 0x1000, 0, "/lib/later.so", 50));
+  t.tracker.catch_up(7, 0x8100, 40);
+  EXPECT_FALSE(t.tracker.find_mapping(7, 0x8100)) << "mapped after the sample";
+}
+
 // A process sampled on its way out (after its EXIT record, in the kernel's
 // exit path), or whose exit the kernel dropped, is not kept for ever: the
 // tracker checks every so often who is still there.
