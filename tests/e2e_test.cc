@@ -1890,9 +1890,16 @@ TEST(Dwarf, StacksUnwindTheSameWithTheBinariesDeleted) {
                 (dir / "nofp").string() + " 1")
                 .status,
             0);
-  const std::string before = run(kReport + " -i " + data + " --format folded").out;
+  // Inlined frames need DWARF, which the recording does not carry (glibc's
+  // atof, inlined into main, shows only while the binary is there): the
+  // names compared are the symbols'.
+  const std::string folded = " -i " + data + " --format folded --no-inline";
+  const std::string before = run(kReport + folded).out;
   fs::remove_all(dir);
-  const std::string after = run(kReport + " -i " + data + " --format folded").out;
+  // An address no symbol covers (the PLT, start-up code) is unnamed either
+  // way; only the table its reason names differs.
+  const std::string after = std::regex_replace(
+      run(kReport + folded).out, std::regex(", no symbol in the embedded table\\)"), ")");
   EXPECT_EQ(after, before);
   EXPECT_GE(count_path(after, "nofp", "::recurse(int, unsigned long);").share(), 99) << after;
   EXPECT_EQ(run(kReport + " info " + bare).out.find("elf-cfi"), std::string::npos);
