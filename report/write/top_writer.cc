@@ -63,7 +63,7 @@ struct Column {
   int width;          // 0: the last column, unpadded
 };
 
-// clang-format off: a column a line
+// clang-format off
 constexpr Column kColumns[] = {
     {SortKey::kComm, "comm", "Command", 15},
     {SortKey::kPid, "pid", "Pid", 7},
