@@ -366,16 +366,16 @@ void Session::record_until_done() {
     // recorder's memory written out; without either, not a way to kill
     // a recording by mistake.
     const bool asked = g_switch_signal.exchange(0) != 0;
-    if (switch_due(now) || (asked && o_.switch_output))
-      switch_file(now);
     if (asked && flight_) {
-      switch_file(now);
+      switch_file(now);  // the slice under way ends here, to be written with the others
       dump_flight();
-    }
-    if (asked && !o_.switch_output && !flight_)
+    } else if (switch_due(now) || (asked && o_.switch_output)) {
+      switch_file(now);
+    } else if (asked) {
       std::fprintf(stderr,
                    "ebprof-record: SIGUSR2 ignored: it switches files only with --switch-output "
                    "or --flight-recorder; recording goes on\n");
+    }
     if (status.due(now))
       status.show(now, {(now - start_ns) / 1e9, recorder_.stats().samples, bytes_written(),
                         ledger_.dropped()});

@@ -79,15 +79,14 @@ void svg_diff(std::ostream& out, const Profile& base, const Profile& now, const 
 
 constexpr FormatInfo kFormats[] = {
     {OutputFormat::kTop, "top", "self and children per function, like perf report", top, top_diff,
-     false, true},
-    {OutputFormat::kFolded, "folded", "flamegraph.pl input", folded, folded_diff, false, true},
-    {OutputFormat::kScript, "script", "every sample, like perf script", nullptr, nullptr, false,
-     false},
+     true},
+    {OutputFormat::kFolded, "folded", "flamegraph.pl input", folded, folded_diff, true},
+    {OutputFormat::kScript, "script", "every sample, like perf script", nullptr, nullptr, false},
     {OutputFormat::kPprof, "pprof", "gzipped profile.proto for go tool pprof (use -o)", pprof,
-     pprof_diff, true, false, true},
+     pprof_diff, false, true},
     {OutputFormat::kFlamegraph, "flamegraph", "one self-contained interactive HTML page",
-     flamegraph, flamegraph_diff, false, true},
-    {OutputFormat::kSvg, "svg", "a static flame graph image", svg, svg_diff, false, true},
+     flamegraph, flamegraph_diff, true},
+    {OutputFormat::kSvg, "svg", "a static flame graph image", svg, svg_diff, true},
 };
 
 }  // namespace

@@ -27,7 +27,6 @@ struct FormatInfo {
   const char* help;
   ProfileWriter write;    // null: the format prints samples one by one (script)
   DiffWriter write_diff;  // null: diff cannot write it
-  bool per_thread;        // keeps threads and CPUs apart (pprof labels them)
   bool weighs_time;       // counts may be time (--weight); pprof carries both side by side
   bool binary = false;    // not text: never written to a terminal
 };

@@ -234,20 +234,19 @@ Plan make_plan(const ReportOptions& given) {
                  .pid = o.prefix.find("pid") != std::string::npos,
                  .annotate = o.annotate,
                  .delimit = o.delimit};
-  // Threads and CPUs apart only where the output shows them: merged, the
-  // same stack of many threads is symbolized and written once.
-  // pprof keeps threads and CPUs apart only for labels that show them.
+  // Threads, CPUs and cgroups apart only where the output shows them (a
+  // pprof label, a column of the top table): merged, the same stack of
+  // many threads is symbolized and written once.
   const bool pprof_threads = plan.pprof_labels.tid || plan.pprof_labels.cpu;
-  plan.grouping = {
-      .threads = (plan.format->per_thread &&
-                  (plan.format->format != OutputFormat::kPprof || pprof_threads)) ||
-                 (plan.format->format == OutputFormat::kTop && o.command == Command::kReport &&
-                  sorts_by_thread(plan.top.sort)),
-      .cgroups = (plan.format->format == OutputFormat::kPprof && plan.pprof_labels.cgroup) ||
-                 (plan.format->format == OutputFormat::kTop && o.command == Command::kReport &&
-                  sorts_by_cgroup(plan.top.sort)),
-      .wakers = o.wakers,
-      .windows = o.unwind != "fp"};
+  const auto shown = [&](bool as_label, bool as_column) {
+    return (plan.format->format == OutputFormat::kPprof && as_label) ||
+           (plan.format->format == OutputFormat::kTop && o.command == Command::kReport &&
+            as_column);
+  };
+  plan.grouping = {.threads = shown(pprof_threads, sorts_by_thread(plan.top.sort)),
+                   .cgroups = shown(plan.pprof_labels.cgroup, sorts_by_cgroup(plan.top.sort)),
+                   .wakers = o.wakers,
+                   .windows = o.unwind != "fp"};
   return plan;
 }
 

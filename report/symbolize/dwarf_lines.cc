@@ -250,12 +250,12 @@ FunctionIndex index_functions(Dwarf_Die root, Walk walk) {
           has_code = true;
         }
       }
-      if (!has_code || walk == Walk::kOutermost) {
-        if (has_code)
-          out.functions.push_back({p.die, p.parent});
-        continue;  // no code inside a function without any
-      }
-      out.functions.push_back({p.die, p.parent});
+      if (has_code)
+        out.functions.push_back({p.die, p.parent});
+      // No code inside a function without any; an outermost one's insides
+      // wait for an address in it.
+      if (!has_code || walk == Walk::kOutermost)
+        continue;
       inner = static_cast<int32_t>(index);
     }
     if (may_hold_functions(tag))
