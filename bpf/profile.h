@@ -73,7 +73,8 @@ enum ebprof_block_state {
 
 /* One record as sent through the ring or perf buffer. Only the header and the
  * kernel_frames + user_frames used entries of ips are sent: kernel frames
- * first (leaf first), then user frames (leaf first); then, with
+ * first (leaf first), then user frames (leaf first), of the kinds
+ * EBPROF_FRAME_KERNEL and EBPROF_FRAME_NATIVE (frame_kind.h); then, with
  * --call-graph dwarf, user_stack_bytes of the user stack from its stack
  * pointer up. */
 struct ebprof_sample {

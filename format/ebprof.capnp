@@ -154,9 +154,11 @@ struct UserWindow {
                                 # bytes of a block outside that range are 0
 }
 
+# A stack's frames by kind (bpf/frame_kind.h numbers the kinds BPF, this
+# file and the report share), each list leaf first.
 struct Stack {
-  kernel @0 :List(UInt64);      # leaf first; the first entry is the sampled IP
-  user @1 :List(UInt64);        # leaf first; the first entry is the sampled IP
+  kernel @0 :List(UInt64);      # kernel frames; the first entry is the sampled IP
+  user @1 :List(UInt64);        # native frames (the frame-pointer walk); the first is the sampled IP
 }
 
 # Frame kind 6: function symbols of one mapped ELF file that sampled

@@ -27,7 +27,8 @@ inline constexpr size_t kFrameHeaderSize = 16;
 // No frame is ever this large; a bigger length is corruption, not data.
 inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
 
-enum class FrameKind : uint16_t {
+// What a frame of the file holds (a frame of a stack is a FrameKind).
+enum class FrameType : uint16_t {
   kRecordingInfo = 1,
   kKernelSymbols = 2,
   kProcess = 3,
@@ -42,13 +43,13 @@ enum class FrameKind : uint16_t {
   kCopy = 12,       // since 1.6: another frame again, header and payload
 };
 
-// The kinds whose loss costs more than their own frame (a process's maps,
+// The types whose loss costs more than their own frame (a process's maps,
 // a binary's symbols or CFI name and unwind every sample in them): the
 // writer writes each again, as a kCopy frame, after the next sample batch.
-inline constexpr bool copied_kind(FrameKind kind) {
-  return kind == FrameKind::kKernelSymbols || kind == FrameKind::kProcess ||
-         kind == FrameKind::kElfSymbols || kind == FrameKind::kJitSymbols ||
-         kind == FrameKind::kElfCfi;
+inline constexpr bool copied_type(FrameType type) {
+  return type == FrameType::kKernelSymbols || type == FrameType::kProcess ||
+         type == FrameType::kElfSymbols || type == FrameType::kJitSymbols ||
+         type == FrameType::kElfCfi;
 }
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame
@@ -62,21 +63,21 @@ inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame
 inline constexpr uint64_t max_inflated_bytes(uint16_t kind, uint64_t stored) {
   constexpr uint64_t kMiB = 1 << 20;
   uint64_t cap = kMaxFrameBytes;
-  switch (static_cast<FrameKind>(kind)) {
-    case FrameKind::kRecordingInfo:
+  switch (static_cast<FrameType>(kind)) {
+    case FrameType::kRecordingInfo:
       cap = 16 * kMiB;  // the command line, modules, host facts
       break;
-    case FrameKind::kRecordingEnd:
-    case FrameKind::kLosses:
-    case FrameKind::kSource:
-    case FrameKind::kMergeEnd:
+    case FrameType::kRecordingEnd:
+    case FrameType::kLosses:
+    case FrameType::kSource:
+    case FrameType::kMergeEnd:
       cap = kMiB;
       break;
-    case FrameKind::kKernelSymbols:
-    case FrameKind::kProcess:
+    case FrameType::kKernelSymbols:
+    case FrameType::kProcess:
       cap = 64 * kMiB;  // kallsyms; the most mappings a process can have
       break;
-    case FrameKind::kJitSymbols:
+    case FrameType::kJitSymbols:
       cap = 128 * kMiB;  // perf maps are read up to 64 MiB
       break;
     default:

@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::format {
 

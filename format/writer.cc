@@ -121,9 +121,9 @@ void RecordingWriter::write_all(const void* data, size_t size) {
   }
 }
 
-void RecordingWriter::write_frame(FrameKind kind, const void* data, size_t size, bool compress) {
+void RecordingWriter::write_frame(FrameType type, const void* data, size_t size, bool compress) {
   FrameHeader h;
-  h.kind = static_cast<uint16_t>(kind);
+  h.kind = static_cast<uint16_t>(type);
   h.raw_size = static_cast<uint32_t>(size);
   const void* payload = data;
   size_t stored = size;
@@ -147,7 +147,7 @@ void RecordingWriter::write_frame(FrameKind kind, const void* data, size_t size,
   bytes = encode_frame_header(h);
   write_all(bytes.data(), bytes.size());
   write_all(payload, stored);
-  if (copied_kind(kind)) {
+  if (copied_type(type)) {
     // The copied header's checksum inverted: after damage the search for
     // the next intact frame must not take the copied frame for one.
     FrameHeader inverted = h;
@@ -168,14 +168,14 @@ void RecordingWriter::write_copies() {
     // Stored as it is: the payload inside is compressed already.
     auto words = capnp::messageToFlatArray(message);
     auto bytes = words.asBytes();
-    write_frame(FrameKind::kCopy, bytes.begin(), bytes.size(), /*compress=*/false);
+    write_frame(FrameType::kCopy, bytes.begin(), bytes.size(), /*compress=*/false);
   }
 }
 
-void RecordingWriter::write_message(FrameKind kind, capnp::MessageBuilder& message) {
+void RecordingWriter::write_message(FrameType type, capnp::MessageBuilder& message) {
   auto words = capnp::messageToFlatArray(message);
   auto bytes = words.asBytes();
-  write_frame(kind, bytes.begin(), bytes.size());
+  write_frame(type, bytes.begin(), bytes.size());
 }
 
 void RecordingWriter::write(const RecordingInfo& info) {
@@ -215,11 +215,11 @@ void RecordingWriter::write(const RecordingInfo& info) {
   b.setWindowReach(info.window_reach);
   b.setFormatMajor(options_.merged ? kMergedVersionMajor : kVersionMajor);
   b.setFormatMinor(options_.merged ? kMergedVersionMinor : kVersionMinor);
-  write_message(FrameKind::kRecordingInfo, message);
+  write_message(FrameType::kRecordingInfo, message);
   // Twice: one flipped bit in the only header frame made a whole file
   // unreadable. The copy costs some 400 bytes a file.
   b.setCopy(true);
-  write_message(FrameKind::kRecordingInfo, message);
+  write_message(FrameType::kRecordingInfo, message);
 }
 
 void RecordingWriter::write(const std::vector<KernelSymbol>& symbols) {
@@ -249,7 +249,7 @@ void RecordingWriter::write(const std::vector<KernelSymbol>& symbols) {
     module_index.set(i, static_cast<uint16_t>(m));
   }
   set_texts(b.initModules(modules.size()), modules);
-  write_message(FrameKind::kKernelSymbols, message);
+  write_message(FrameType::kKernelSymbols, message);
 }
 
 void RecordingWriter::write(const ProcessInfo& process) {
@@ -274,7 +274,7 @@ void RecordingWriter::write(const ProcessInfo& process) {
   b.setMountNamespace(process.place.mount_namespace);
   b.setNamespacePid(process.place.namespace_pid);
   b.setRoot(text(process.place.root));
-  write_message(FrameKind::kProcess, message);
+  write_message(FrameType::kProcess, message);
 }
 
 namespace {
@@ -389,7 +389,7 @@ void RecordingWriter::write(const SampleBatch& batch) {
   set_off_cpu(b, batch.samples);
   set_windows(b, batch);
   set_cgroups(b, batch);
-  write_message(FrameKind::kSampleBatch, message);
+  write_message(FrameType::kSampleBatch, message);
   write_copies();
 }
 
@@ -403,7 +403,7 @@ void RecordingWriter::write(const ElfCfi& cfi) {
   b.setEhFrameHdr(data(cfi.eh_frame_hdr));
   b.setEhFrameAddress(cfi.eh_frame_address);
   b.setEhFrame(data(cfi.eh_frame));
-  write_message(FrameKind::kElfCfi, message);
+  write_message(FrameType::kElfCfi, message);
 }
 
 void RecordingWriter::write(const RecordingEnd& end) {
@@ -420,7 +420,7 @@ void RecordingWriter::write(const RecordingEnd& end) {
     kept.set(i, end.losses[i].sample_kept);
   }
   b.setTaskEventsLost(end.task_events_lost);
-  write_message(FrameKind::kRecordingEnd, message);
+  write_message(FrameType::kRecordingEnd, message);
 }
 
 void RecordingWriter::write(const JitSymbols& jit) {
@@ -428,14 +428,14 @@ void RecordingWriter::write(const JitSymbols& jit) {
   auto b = message.initRoot<schema::JitSymbols>();
   b.setPid(jit.pid);
   set_symbols(b, jit.symbols);
-  write_message(FrameKind::kJitSymbols, message);
+  write_message(FrameType::kJitSymbols, message);
 }
 
 void RecordingWriter::write(const MergeEnd& end) {
   write_copies();
   capnp::MallocMessageBuilder message;
   message.initRoot<schema::MergeEnd>().setSources(end.sources);
-  write_message(FrameKind::kMergeEnd, message);
+  write_message(FrameType::kMergeEnd, message);
 }
 
 void RecordingWriter::write(const Source& source) {
@@ -446,7 +446,7 @@ void RecordingWriter::write(const Source& source) {
   b.setPath(source.path);
   b.setVersionMajor(source.version_major);
   b.setVersionMinor(source.version_minor);
-  write_message(FrameKind::kSource, message);
+  write_message(FrameType::kSource, message);
 }
 
 void RecordingWriter::append_frames(int fd) {
@@ -479,7 +479,7 @@ void RecordingWriter::write(const Losses& losses) {
     counts.set(i, losses.counts[i].count);
     kept.set(i, losses.counts[i].sample_kept);
   }
-  write_message(FrameKind::kLosses, message);
+  write_message(FrameType::kLosses, message);
 }
 
 void RecordingWriter::write(const EmbeddedSymbols& e) {
@@ -489,7 +489,7 @@ void RecordingWriter::write(const EmbeddedSymbols& e) {
   b.setPath(text(e.path));
   set_segments(b, e.segments);
   set_symbols(b, e.symbols);
-  write_message(FrameKind::kElfSymbols, message);
+  write_message(FrameType::kElfSymbols, message);
 }
 
 void RecordingWriter::close() {

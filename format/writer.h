@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "format/recording.h"
+#include "format/contents.h"
 
 struct ZSTD_CCtx_s;
 namespace capnp {
@@ -16,7 +16,7 @@ class MessageBuilder;
 
 namespace ebprof::format {
 
-enum class FrameKind : uint16_t;
+enum class FrameType : uint16_t;
 
 struct WriterOptions {
   bool compress = true;  // zstd each frame
@@ -68,8 +68,8 @@ class RecordingWriter {
     void operator()(ZSTD_CCtx_s* ctx) const;
   };
   RecordingWriter(UniqueFd fd, std::string path, WriterOptions options);
-  void write_message(FrameKind kind, capnp::MessageBuilder& message);
-  void write_frame(FrameKind kind, const void* data, size_t size, bool compress = true);
+  void write_message(FrameType type, capnp::MessageBuilder& message);
+  void write_frame(FrameType type, const void* data, size_t size, bool compress = true);
   // Writes the copies of the frames written since the last call.
   void write_copies();
   void write_all(const void* data, size_t size);
@@ -79,7 +79,7 @@ class RecordingWriter {
   WriterOptions options_;
   std::unique_ptr<ZSTD_CCtx_s, ZstdFree> zstd_;
   std::vector<uint8_t> compressed_;
-  // Frames of copied_kind()s, header and payload, to write again once a
+  // Frames of copied_type()s, header and payload, to write again once a
   // sample batch separates them from the original: damage seldom reaches
   // both. Before a Source frame, a merged source's copies stay its own.
   std::vector<std::vector<uint8_t>> copies_;

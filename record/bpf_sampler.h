@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "record/off_cpu.h"
 #include "record/perf_events.h"
 #include "record/perf_ring.h"

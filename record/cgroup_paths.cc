@@ -61,7 +61,7 @@ std::string CgroupPaths::path(uint64_t id) {
   if (n > 0 && size_t(n) < sizeof target) {
     const std::string_view full(target, size_t(n));
     if (full == *root_)
-      path = "/";
+      path.assign(1, '/');
     else if (full.starts_with(*root_) && full.substr(root_->size()).starts_with("/"))
       path = full.substr(root_->size());
   }

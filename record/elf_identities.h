@@ -11,7 +11,7 @@
 
 #include "common/elf_file.h"
 #include "common/unique_fd.h"
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 

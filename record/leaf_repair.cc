@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/dwarf_cfi.h"
 #include "common/error.h"
 #include "common/unique_fd.h"
 #include "record/elf_identities.h"
@@ -20,19 +21,6 @@ constexpr size_t kIpIndex = 0, kSpIndex = 1;
 // Frameless functions calling each other (nanosleep calls clock_nanosleep)
 // before frame-pointer code resumes; more would be a walk gone wrong.
 constexpr size_t kMaxFramelessCallers = 8;
-
-// The CFA's base register and offset when it is register + offset.
-std::optional<std::pair<unsigned, int64_t>> cfa_rule(Dwarf_Op* ops, size_t nops) {
-  if (nops != 1)
-    return std::nullopt;
-  if (ops[0].atom == DW_OP_bregx)
-    return std::pair<unsigned, int64_t>(static_cast<unsigned>(ops[0].number),
-                                        static_cast<int64_t>(ops[0].number2));
-  if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
-    return std::pair<unsigned, int64_t>(ops[0].atom - DW_OP_breg0,
-                                        static_cast<int64_t>(ops[0].number));
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -87,7 +75,7 @@ LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
 
 std::optional<uint64_t> LeafRepair::frameless_cfa(uint32_t pid, uint64_t pc,
                                                   const ProcessTracker& tracker) {
-  const format::Mapping* m = tracker.find_mapping(pid, pc);
+  const format::Mapping* m = tracker.mapping_at(pid, pc);
   Binary* b =
       !m || m->build_id.empty() || m->path.empty() || m->path[0] != '/' ? nullptr : binary(pid, *m);
   if (!b)
@@ -107,8 +95,8 @@ std::optional<uint64_t> LeafRepair::frameless_cfa(uint32_t pid, uint64_t pc,
   size_t nops = 0;
   if (dwarf_cfi_addrframe(b->cfi, *vaddr, &frame) == 0 && dwarf_frame_cfa(frame, &ops, &nops) == 0)
     if (auto rule = cfa_rule(ops, nops);
-        rule && rule->first == format::kDwarfRsp && rule->second >= 8)
-      it->second = static_cast<uint64_t>(rule->second);
+        rule && rule->base_register == format::kDwarfRsp && rule->offset >= 8)
+      it->second = static_cast<uint64_t>(rule->offset);
   std::free(frame);
   return it->second;
 }

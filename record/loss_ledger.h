@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 

@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 #include "common/unique_fd.h"
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 namespace {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "record/elf_identities.h"
 
 namespace ebprof::record {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "record/task_events.h"
 
 namespace ebprof::record {

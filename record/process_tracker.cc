@@ -240,7 +240,7 @@ const format::ProcessPlace* ProcessTracker::place(uint32_t pid) const {
   return it == processes_.end() ? nullptr : &it->second.place;
 }
 
-const format::Mapping* ProcessTracker::find_mapping(uint32_t pid, uint64_t ip) const {
+const format::Mapping* ProcessTracker::mapping_at(uint32_t pid, uint64_t ip) const {
   auto it = processes_.find(pid);
   return it == processes_.end() ? nullptr : format::find_mapping(it->second.mappings, ip);
 }

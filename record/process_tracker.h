@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "record/process_source.h"
 #include "record/task_events.h"
 
@@ -71,7 +71,7 @@ class ProcessTracker {
   // Side-band records the kernel dropped (its ring was full).
   uint64_t lost_events() const { return lost_events_; }
   // The mapping of `pid`'s current maps that holds `ip`, if any.
-  const format::Mapping* find_mapping(uint32_t pid, uint64_t ip) const;
+  const format::Mapping* mapping_at(uint32_t pid, uint64_t ip) const;
   // Where `pid` lives, if it is known.
   const format::ProcessPlace* place(uint32_t pid) const;
 

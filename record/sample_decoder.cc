@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "bpf/profile.h"
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 

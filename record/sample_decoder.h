@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 

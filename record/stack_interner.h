@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 

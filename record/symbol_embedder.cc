@@ -37,7 +37,7 @@ SymbolEmbedder::Binary& SymbolEmbedder::binary(uint32_t pid, const format::Mappi
 }
 
 void SymbolEmbedder::take(uint32_t pid, uint64_t ip, const ProcessTracker& tracker) {
-  const format::Mapping* m = tracker.find_mapping(pid, ip);
+  const format::Mapping* m = tracker.mapping_at(pid, ip);
   // Anonymous executable memory is where JIT compilers put code.
   if (!m || m->path.empty()) {
     take_jit(pid, ip, tracker);
@@ -70,7 +70,7 @@ void SymbolEmbedder::take_words(uint32_t pid, std::span<const std::byte> bytes,
   for (size_t at = 0; at + sizeof(uint64_t) <= bytes.size(); at += sizeof(uint64_t)) {
     uint64_t word = 0;
     std::memcpy(&word, bytes.data() + at, sizeof word);  // a copy: its bytes need no alignment
-    if (word > 1 && tracker.find_mapping(pid, word - 1))
+    if (word > 1 && tracker.mapping_at(pid, word - 1))
       take(pid, word - 1, tracker);
   }
 }

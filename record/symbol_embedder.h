@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/elf_file.h"
-#include "format/recording.h"
+#include "format/contents.h"
 #include "record/jit_maps.h"
 #include "record/process_tracker.h"
 

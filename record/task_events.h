@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::record {
 

@@ -11,9 +11,10 @@
 #include "common/error.h"
 #include "format/reader.h"
 #include "report/aggregate/aggregate.h"
+#include "report/load/load.h"
 #include "report/load/recording.h"
-#include "report/symbolize/symbolizer.h"
 #include "report/write/folded_writer.h"
+#include "resolver_fixture.h"
 
 namespace ebprof {
 namespace {
@@ -35,9 +36,9 @@ std::string folded(const fs::path& path) {
   // (an empty --symfs) may change them.
   report::SymbolizeOptions embedded_only;
   embedded_only.sources.symfs = "/nonexistent-symfs";
-  report::Symbolizer symbolizer(embedded_only, std::make_shared<report::FrameTable>());
+  report::fakes::TestResolver stages(embedded_only);
   std::ostringstream out;
-  report::write_folded(out, report::aggregate(recordings, names, symbolizer, {}));
+  report::write_folded(out, report::aggregate(recordings, names, stages.resolver, {}));
   return out.str();
 }
 

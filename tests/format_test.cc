@@ -466,7 +466,7 @@ TEST(Reader, AnEmptyFrameIsDamage) {
   write_recording(path, false, second_batch());
   std::string bytes = read_bytes(path);
   uint8_t frame[16] = {};
-  put_le16(&frame[8], static_cast<uint16_t>(FrameKind::kProcess));
+  put_le16(&frame[8], static_cast<uint16_t>(FrameType::kProcess));
   put_le32(&frame[12], crc32c(0, frame, 12));
   write_bytes(path, bytes + std::string(reinterpret_cast<char*>(frame), sizeof frame));
   Collected c;
@@ -488,7 +488,7 @@ TEST(Reader, AFrameThatInflatesBeyondWhatTheWriterMakesIsDamage) {
   ASSERT_LT(packed.size() * 1024, zeros.size()) << "compresses too little to test the bound";
   FrameHeader h{.stored_size = static_cast<uint32_t>(packed.size()),
                 .raw_size = static_cast<uint32_t>(zeros.size()),
-                .kind = static_cast<uint16_t>(FrameKind::kSampleBatch),
+                .kind = static_cast<uint16_t>(FrameType::kSampleBatch),
                 .flags = kFrameZstd};
   std::array<uint8_t, kFrameHeaderSize> header = encode_frame_header(h);
   h.crc = crc32c(crc32c(0, header.data(), 12), packed.data(), packed.size());
@@ -512,7 +512,7 @@ TEST(Reader, ASearchThatStopsSaysWhatItDidNotRead) {
                                  get_le32(reinterpret_cast<const uint8_t*>(good.data()) + 16);
   FrameHeader h{.stored_size = 64000,
                 .raw_size = 64000,
-                .kind = static_cast<uint16_t>(FrameKind::kSampleBatch),
+                .kind = static_cast<uint16_t>(FrameType::kSampleBatch),
                 .flags = 0,
                 .crc = 0x12345678};
   const std::array<uint8_t, kFrameHeaderSize> header = encode_frame_header(h);

@@ -8,8 +8,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 
 namespace ebprof::record {
+
+// How gtest, and so ctest's test names, show a resolver: by name, not its
+// byte. Beside RootResolver, not in the anonymous namespace, for gtest to
+// find it.
+static void PrintTo(RootResolver resolver, std::ostream* os) {
+  *os << (resolver == RootResolver::kKernel ? "RootResolver::kKernel" : "RootResolver::kOwn");
+}
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -215,7 +215,7 @@ TEST(ProcessTracker, ALeaderExitDoesNotEndAProcessThatGoesOn) {
   t.add(mmap2(7, 0x5000, 0x1000, 0, "/lib/late.so", 20));
   t.tracker.refill();
   t.tracker.advance(30 + ProcessTracker::kKeepExitedNs);
-  EXPECT_TRUE(t.tracker.find_mapping(7, 0x5100));
+  EXPECT_TRUE(t.tracker.mapping_at(7, 0x5100));
   // An exec by a surviving thread, after the leader's exit, too.
   t.add(task(PERF_RECORD_EXIT, 7, 1, 7, 100));
   t.add(exec_comm(7, "again", 101));
@@ -263,9 +263,9 @@ TEST(ProcessTracker, ExitedProcessesAreForgottenLater) {
   t.add(task(PERF_RECORD_EXIT, 7, 1, 7, 10));
   t.tracker.refill();
   t.tracker.advance(10 + ProcessTracker::kKeepExitedNs / 2);
-  EXPECT_TRUE(t.tracker.find_mapping(7, 0x1100));
+  EXPECT_TRUE(t.tracker.mapping_at(7, 0x1100));
   t.tracker.advance(11 + ProcessTracker::kKeepExitedNs);
-  EXPECT_FALSE(t.tracker.find_mapping(7, 0x1100));
+  EXPECT_FALSE(t.tracker.mapping_at(7, 0x1100));
 }
 
 // A sample of a process that mapped a library since the side band was last
@@ -284,13 +284,13 @@ TEST(ProcessTracker, CatchingUpDrainsForAnAddressNotYetKnown) {
   t.add(mmap2(7, 0x5000, 0x1000, 0, "/lib/new.so", 20));
   t.tracker.catch_up(7, 0x1100, 30);
   EXPECT_EQ(drains, 0) << "the leaf is known";
-  EXPECT_FALSE(t.tracker.find_mapping(7, 0x5100));
+  EXPECT_FALSE(t.tracker.mapping_at(7, 0x5100));
   t.tracker.catch_up(7, 0x5100, 30);
   EXPECT_EQ(drains, 1);
-  EXPECT_TRUE(t.tracker.find_mapping(7, 0x5100));
+  EXPECT_TRUE(t.tracker.mapping_at(7, 0x5100));
   t.add(mmap2(7, 0x8000, 0x1000, 0, "/lib/later.so", 50));
   t.tracker.catch_up(7, 0x8100, 40);
-  EXPECT_FALSE(t.tracker.find_mapping(7, 0x8100)) << "mapped after the sample";
+  EXPECT_FALSE(t.tracker.mapping_at(7, 0x8100)) << "mapped after the sample";
 }
 
 // A process sampled on its way out (after its EXIT record, in the kernel's
@@ -309,11 +309,11 @@ TEST(ProcessTracker, ProcessesGoneWithoutAnExitTheyKeepAreForgotten) {
   gone = {7, 8};
   const uint64_t sweep = ProcessTracker::kSweepIntervalNs;
   t.tracker.advance(sweep);
-  EXPECT_TRUE(t.tracker.find_mapping(7, 0x1100)) << "samples still on their way";
+  EXPECT_TRUE(t.tracker.mapping_at(7, 0x1100)) << "samples still on their way";
   t.tracker.advance(sweep + ProcessTracker::kKeepExitedNs + 1);
-  EXPECT_FALSE(t.tracker.find_mapping(7, 0x1100));
-  EXPECT_FALSE(t.tracker.find_mapping(8, 0x1100));
-  EXPECT_TRUE(t.tracker.find_mapping(9, 0x1100));
+  EXPECT_FALSE(t.tracker.mapping_at(7, 0x1100));
+  EXPECT_FALSE(t.tracker.mapping_at(8, 0x1100));
+  EXPECT_TRUE(t.tracker.mapping_at(9, 0x1100));
 }
 
 }  // namespace

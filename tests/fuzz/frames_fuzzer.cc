@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 #include "fuzz/fuzz_input.h"
-#include "report/load/recording.h"
+#include "report/load/load.h"
 
 namespace {
 
@@ -36,7 +36,7 @@ void read(const uint8_t* data, size_t size) {
   try {
     ebprof::report::NameTable names;
     std::vector<ebprof::report::Recording> recordings;
-    ebprof::report::load_recordings(path, {}, names, recordings, {.settle_windows = settle});
+    ebprof::report::load_recordings(path, {}, names, recordings, settle);
   } catch (const ebprof::Error&) {
     // Expected for unusable input; anything else escaping is a finding.
   }

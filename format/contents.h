@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bpf/frame_kind.h"
 #include "common/elf_file.h"
 
 namespace ebprof::format {
@@ -19,6 +20,24 @@ inline constexpr size_t kMaxStackFrames = 127;
 inline constexpr size_t kMaxModuleName = 56;
 inline constexpr size_t kMaxBuildId = 64;        // SHA-1 build-ids are 20 bytes
 inline constexpr size_t kMaxLoadSegments = 256;  // ELF files have a handful
+
+// What a frame of a stack is. The recorded kinds are numbered by
+// bpf/frame_kind.h, which BPF, the file and the report share; the others
+// are what a report makes of recorded frames, never in a file. Whether a
+// frame has a name is not a kind: an unnamed kernel frame is still kernel.
+enum class FrameKind : uint8_t {
+  kKernel = EBPROF_FRAME_KERNEL,  // Stack::kernel: the kernel image or a module
+  kNative = EBPROF_FRAME_NATIVE,  // Stack::user: a function in a mapped file, or outside every mapping
+  // The report's:
+  kInlined = 64,    // a function inlined into the next frame, at the same address (DWARF)
+  kJit,             // native code in anonymous memory: named from the process's perf map, or not at all
+  kOffCpuState,     // the root of a stack off CPU: why the thread was off it
+  kWakerSeparator,  // between a blocked stack and its waker's (--wakers)
+  kWakerComm,       // the waker's command, the top of a waker's stack
+  // The root of a stack that ends early: why (an unwinding that stopped
+  // short, a walk cut at kMaxStackFrames).
+  kStackEnd,
+};
 
 struct KernelModule {
   std::string name;
@@ -118,9 +137,10 @@ struct ProcessInfo {
   bool operator==(const ProcessInfo&) const = default;
 };
 
+// A recorded stack's frames, a list per FrameKind.
 struct Stack {
-  std::vector<uint64_t> kernel;  // leaf first
-  std::vector<uint64_t> user;    // leaf first
+  std::vector<uint64_t> kernel;  // FrameKind::kKernel, leaf first
+  std::vector<uint64_t> user;    // FrameKind::kNative: the frame-pointer walk, leaf first
   bool operator==(const Stack&) const = default;
 };
 
