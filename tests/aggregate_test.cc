@@ -12,9 +12,11 @@
 #include "report/aggregate/aggregate.h"
 #include "report/aggregate/diff.h"
 #include "report/aggregate/stack_filter.h"
+#include "report/load/settle.h"
 #include "report/write/diff_writer.h"
 #include "report/write/folded_writer.h"
 #include "report/write/pprof_writer.h"
+#include "resolver_fixture.h"
 
 namespace ebprof::report {
 namespace {
@@ -45,7 +47,7 @@ Recording kernel_recording(NameTable& names) {
 }
 
 // --call-graph dwarf: samples whose windows differ but unwind alike are
-// one stack, not one per window.
+// one stack, not one per window, once settled as the load settles them.
 TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
   NameTable names;
   std::vector<Recording> recordings(1);
@@ -67,8 +69,12 @@ TEST(Aggregate, WindowsThatUnwindAlikeAreOneStack) {
   const uint32_t app = names.intern("app");
   for (uint32_t id : {0, 1, 2})
     r.counts.push_back({SampleKey{.stack = {0, 7, 0, 0, id}, .tid = 7, .comm = app}, {1, 10}});
-  Symbolizer symbolizer({}, std::make_shared<FrameTable>());
-  const Profile p = aggregate(recordings, names, symbolizer, {});
+  fakes::TestResolver stages;
+  StackResolver& resolver = stages.resolver;
+  settle_keys([&](const Recording& rec, const IdRuns<format::UserWindow>& w,
+                  std::span<StackRef> refs) { resolver.settle(rec, w, refs); },
+              r, r.windows, r.counts);
+  const Profile p = aggregate(recordings, names, resolver, {});
   ASSERT_EQ(p.stacks.size(), 2u);
   EXPECT_EQ(p.stacks[0].values.count, 2u);
   EXPECT_EQ(p.stacks[1].values.count, 1u);
@@ -79,17 +85,18 @@ TEST(Aggregate, MergesWhatTheGroupingDoesNotTellApart) {
   NameTable names;
   std::vector<Recording> recordings;
   recordings.push_back(kernel_recording(names));
-  Symbolizer symbolizer({}, std::make_shared<FrameTable>());
-  const Profile merged = aggregate(recordings, names, symbolizer, {});
+  fakes::TestResolver stages;
+  StackResolver& resolver = stages.resolver;
+  const Profile merged = aggregate(recordings, names, resolver, {});
   // Threads merge; without --wakers, so do the two sleeps.
   ASSERT_EQ(merged.stacks.size(), 2u);
   EXPECT_EQ(merged.stacks[0].values.count, 5u);
   EXPECT_EQ(merged.stacks[1].values.count, 5u);
   EXPECT_EQ(merged.stacks[1].values.time_ns, 3500u);
-  const Profile threads = aggregate(recordings, names, symbolizer, {.grouping = {.threads = true}});
+  const Profile threads = aggregate(recordings, names, resolver, {.grouping = {.threads = true}});
   EXPECT_EQ(threads.stacks.size(), 4u);
   // --weight time: counts are microseconds, rounded per stack.
-  const Profile time = aggregate(recordings, names, symbolizer, {.unit = Unit::kMicroseconds});
+  const Profile time = aggregate(recordings, names, resolver, {.unit = Unit::kMicroseconds});
   EXPECT_EQ(time.stacks[1].values.count, 4u);
 }
 
@@ -97,8 +104,9 @@ TEST(Aggregate, BlockedStacksGetTheirStateAndWaker) {
   NameTable names;
   std::vector<Recording> recordings;
   recordings.push_back(kernel_recording(names));
-  Symbolizer symbolizer({}, std::make_shared<FrameTable>());
-  const Profile p = aggregate(recordings, names, symbolizer, {.grouping = {.wakers = true}});
+  fakes::TestResolver stages;
+  StackResolver& resolver = stages.resolver;
+  const Profile p = aggregate(recordings, names, resolver, {.grouping = {.wakers = true}});
   ASSERT_EQ(p.stacks.size(), 3u);
   std::ostringstream folded;
   write_folded(folded, p);
@@ -109,7 +117,7 @@ TEST(Aggregate, BlockedStacksGetTheirStateAndWaker) {
   // --kernel-only keeps what the report added: it belongs to both halves.
   const StackFilter kernel{.kernel_only = true};
   const Profile k =
-      aggregate(recordings, names, symbolizer, {.grouping = {.wakers = true}, .filter = &kernel});
+      aggregate(recordings, names, resolver, {.grouping = {.wakers = true}, .filter = &kernel});
   std::ostringstream kept;
   write_folded(kept, k);
   EXPECT_EQ(kept.str(), folded.str());
@@ -141,7 +149,7 @@ TEST(StackFilter, HalvesDsosAndFocus) {
   auto only = [&](const StackFilter& f) {
     uint64_t total = 0;
     std::vector<FrameView> kept;
-    for (const Stack& s : profile.stacks)
+    for (const ProfileStack& s : profile.stacks)
       if (std::optional<FrameView> frames = filter_frames(f, s.frames, *profile.frames)) {
         total += s.values.count;
         kept.push_back(*frames);

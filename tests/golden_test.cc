@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@ std::vector<Case> cases() {
 std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// How gtest, and so ctest's test names, show a case: its command, not its
+// bytes (which held heap addresses, a new name at every discovery).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "ebprof-report " << c.args;
 }
 
 class Golden : public testing::TestWithParam<Case> {};

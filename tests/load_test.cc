@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "recording_fakes.h"
 #include "report/load/facts.h"
+#include "report/load/load.h"
 #include "report/load/merge.h"
 #include "report/load/recording.h"
 #include "report/load/sample_filter.h"
@@ -94,17 +95,34 @@ TEST(Recording, CountsSamplesByKey) {
   EXPECT_EQ(load(write_small_recording(), {.tids = {8}})[0].total_samples, 1u);
 }
 
-// The observer hears of each stack once, as the batch that defines it is
-// read, with the process and capture of its first sample.
-TEST(Recording, TellsOfEachStackAsItIsRead) {
+// Each key of a batch is settled once, however many samples it has: here
+// the two threads' keys, with the process and capture of their samples.
+TEST(Recording, SettlesEachKeysStackOnce) {
   NameTable names;
   std::vector<Recording> out;
-  std::vector<StackRef> seen;
+  std::vector<StackRef> settled;
   load_recordings(
       write_small_recording(), {}, names, out,
-      {.stack_seen = [&](const Recording&, const StackRef& ref) { seen.push_back(ref); }});
-  ASSERT_EQ(seen.size(), 1u) << "two samples of one stack";
-  EXPECT_EQ(seen[0], (StackRef{0, 7, 0, 0, kNoWindow}));
+      [&](const Recording&, const IdRuns<format::UserWindow>&, std::span<StackRef> refs) {
+        settled.insert(settled.end(), refs.begin(), refs.end());
+      });
+  ASSERT_EQ(settled.size(), 2u) << "two threads' samples of one stack";
+  EXPECT_EQ(settled[0], (StackRef{0, 7, 0, 0, kNoWindow}));
+  EXPECT_EQ(settled[1], settled[0]);
+}
+
+// Recordings loaded after others are numbered after them, so that the
+// stacks of two recordings of one process (diff's two sides) never pass
+// for each other.
+TEST(Recording, IsNumberedAfterThoseLoadedBefore) {
+  NameTable names;
+  const std::string path = write_small_recording();
+  const std::vector<Recording> first = load_all(std::span(&path, 1), {}, names);
+  const std::vector<Recording> second = load_all(std::span(&path, 1), {}, names, {}, 1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(first[0].index, 0u);
+  EXPECT_EQ(second[0].index, 1u);
+  EXPECT_EQ(second[0].counts.at(0).first.stack.source, 1u);
 }
 
 // A --call-graph dwarf recording of `batches` batches of two windows and
@@ -151,16 +169,15 @@ TEST(Recording, SettlesWindowsAsTheFileStreamsAndLetsThemGo) {
   NameTable names;
   std::vector<Recording> out;
   std::vector<std::pair<size_t, std::vector<StackRef>>> settled;  // windows read, refs
-  const LoadHooks hooks{.settle_windows = [&](const Recording&,
-                                              const IdRuns<format::UserWindow>& windows,
-                                              std::span<StackRef> refs) {
+  const SettleStacks settle = [&](const Recording&, const IdRuns<format::UserWindow>& windows,
+                                  std::span<StackRef> refs) {
     settled.emplace_back(windows.size(), std::vector(refs.begin(), refs.end()));
     for (StackRef& ref : refs) {
       ASSERT_NE(windows.find(ref.window), nullptr) << "window " << ref.window << " let go";
       ref.window %= 2;  // every window unwinds like the first of its kind
     }
-  }};
-  load_recordings(write_windowed_recording(2, 6), {}, names, out, hooks);
+  };
+  load_recordings(write_windowed_recording(2, 6), {}, names, out, settle);
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(settled.size(), 6u);
   const size_t windows_read[] = {6, 8, 10, 12, 12, 12};  // two batches late, then at the end
@@ -182,7 +199,7 @@ TEST(Recording, SettlesWindowsAsTheFileStreamsAndLetsThemGo) {
 
   // An older file promises no reach: every window stays.
   out.clear();
-  load_recordings(write_windowed_recording(0, 6), {}, names, out, hooks);
+  load_recordings(write_windowed_recording(0, 6), {}, names, out, settle);
   for (uint32_t id = 0; id < 12; ++id)
     EXPECT_NE(out[0].windows.find(id), nullptr) << "window " << id;
 }
@@ -194,12 +211,12 @@ TEST(SampleStream, SettlesWindowsAsTheLoadDid) {
   const std::string path = write_windowed_recording(2, 6);
   NameTable names;
   std::vector<Recording> out;
-  const SettleWindows settle = [](const Recording&, const IdRuns<format::UserWindow>& windows,
-                                  std::span<StackRef> refs) {
+  const SettleStacks settle = [](const Recording&, const IdRuns<format::UserWindow>& windows,
+                                 std::span<StackRef> refs) {
     for (StackRef& ref : refs)
       ref.window = windows.find(ref.window) ? ref.window % 2 : kNoWindow;
   };
-  load_recordings(path, {}, names, out, {.settle_windows = settle});
+  load_recordings(path, {}, names, out, settle);
   size_t samples = 0;
   stream_samples(
       path, out, {}, names,

@@ -13,7 +13,7 @@
 namespace ebprof::report::fakes {
 
 inline Frame fn(const std::string& name, const std::string& module = "app",
-                FrameKind kind = FrameKind::kUser) {
+                FrameKind kind = FrameKind::kNative) {
   Frame f;
   f.kind = kind;
   f.name = name;

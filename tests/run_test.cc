@@ -9,13 +9,17 @@
 #include <iterator>
 
 #include "common/error.h"
+#include "pprof_decode.h"
+#include "profile_fakes.h"
 #include "recording_fakes.h"
+#include "report/load/load.h"
 #include "report/load/merge.h"
-#include "report/load/recording.h"
 #include "report/run/cli.h"
 #include "report/run/memory_budget.h"
 #include "report/run/plan.h"
 #include "report/run/run.h"
+#include "report/run/slices.h"
+#include "report/write/pprof_writer.h"
 
 namespace ebprof::report {
 namespace {
@@ -200,6 +204,13 @@ TEST(Plan, BadValuesAreOneLineErrors) {
             "sym)");
   EXPECT_EQ(bad([](ReportOptions& o) { o.view = "sideways"; }),
             "--view sideways: use oncpu, offcpu or wall");
+  EXPECT_EQ(bad([](ReportOptions& o) { o.unwind = "guess"; }), "--unwind guess: use dwarf or fp");
+  EXPECT_EQ(bad([](ReportOptions& o) {
+              o.format = "folded";
+              o.call_graph = "caller";
+            }),
+            "--call-graph caller: --format folded draws no call paths under rows (the top table "
+            "does): leave it out");
   EXPECT_EQ(bad([](ReportOptions& o) { o.symbol = "("; }).rfind("--symbol (: not a regular", 0),
             0u);
   EXPECT_EQ(bad([](ReportOptions& o) { o.time = "3,2"; }),
@@ -351,6 +362,86 @@ TEST(Run, AStackCutAtTheFrameLimitEndsInATruncatedRoot) {
   EXPECT_EQ(std::count(folded.begin(), folded.end(), '\n'), 2) << folded;
   EXPECT_EQ(folded.find("[truncated", folded.find('\n')), std::string::npos)
       << "the short stack has none: " << folded;
+}
+
+// A recording of process 7 spending its one sample in `function` (of a
+// binary of its own build-id), at `name`.
+std::string write_one_function(const std::string& name, const std::string& function) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  auto w = format::RecordingWriter::create(path);
+  format::RecordingInfo info;
+  info.event = "cpu-clock";
+  info.sample_frequency = 99;
+  w.write(info);
+  w.write(format::ProcessInfo{7, "app", 0, {{0x1000, 0x2000, 0, "/bin/app", function}}, ""});
+  w.write(format::EmbeddedSymbols{function, "/bin/app", {{0, 0, 0x2000}}, {{0, 0x10, function}}});
+  format::SampleBatch b;
+  b.stacks = {{{}, {0x1004}}};
+  b.comms = {"app"};
+  b.samples = {{1'000'000'000, 7, 7, 0, 0, 0}};
+  w.write(b);
+  w.close();
+  return path;
+}
+
+// diff's two sides are two recordings of one pid with stacks of the same
+// ids: each side's stacks are its own (the new side was once named as the
+// base's).
+TEST(Run, DiffNamesEachSidesStacksFromItsOwnRecording) {
+  ReportOptions o;
+  o.command = Command::kDiff;
+  o.files = {write_one_function("before.data", "before_fn"),
+             write_one_function("after.data", "after_fn")};
+  o.format = "folded";
+  o.symfs = "/nonexistent-symfs";
+  o.output = ::testing::TempDir() + "/diff.out";
+  run_report(make_plan(o));
+  const std::string folded = slurp(o.output);
+  EXPECT_NE(folded.find("app;before_fn 1 0\n"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("app;after_fn 0 1\n"), std::string::npos) << folded;
+}
+
+// --split: one profile per slice holding samples, named and stamped by
+// its slice's start, lasting the slice: what Pyroscope and Parca ingest.
+TEST(Split, SlicesAreProfilesOfTheirOwnTime) {
+  Profile profile = make_profile({{"app", 1, 1, 0, 4, {fn("f")}},
+                                  {"app", 1, 1, 0, 6, {fn("g")}},
+                                  {"app", 1, 1, 0, 5, {fn("f")}}},
+                                 summary_of(15, 180));
+  // 2026-12-01 10:00, 10:01 and 10:03 UTC, in slices of a minute.
+  const uint64_t minute = 60'000'000'000;
+  const uint32_t first = static_cast<uint32_t>(1'796'119'200'000'000'000 / minute);
+  profile.stacks[0].key.slice = first;
+  profile.stacks[1].key.slice = first;
+  profile.stacks[2].key.slice = first + 3;
+  const std::string dir = (std::filesystem::path(testing::TempDir()) / "slices").string();
+  std::filesystem::remove_all(dir);
+  const SliceWriter pprof = [](std::ostream& out, const Profile& slice) {
+    write_pprof(out, slice);
+  };
+  ASSERT_EQ(write_slices(dir, profile, minute, ".pb.gz", pprof), 2u);
+  struct Expected {
+    const char* name;
+    uint64_t start_ns;
+    int64_t samples;
+  };
+  for (const Expected& e : {Expected{"20261201T100000Z.pb.gz", 1'796'119'200'000'000'000, 10},
+                            Expected{"20261201T100300Z.pb.gz", 1'796'119'380'000'000'000, 5}}) {
+    SCOPED_TRACE(e.name);
+    std::ifstream in(dir + "/" + e.name, std::ios::binary);
+    ASSERT_TRUE(in) << "no file";
+    const perftools::profiles::Profile p =
+        decode_pprof(std::string(std::istreambuf_iterator<char>(in), {}));
+    EXPECT_EQ(p.time_nanos(), static_cast<int64_t>(e.start_ns));
+    EXPECT_EQ(p.duration_nanos(), static_cast<int64_t>(minute));
+    int64_t samples = 0;
+    for (const auto& sample : p.sample())
+      samples += sample.value(0);
+    EXPECT_EQ(samples, e.samples);
+  }
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
+  std::ofstream(dir + ".file") << "x";
+  EXPECT_THROW(write_slices(dir + ".file", profile, minute, ".pb.gz", pprof), Error);
 }
 
 // What this process holds of heap and private writable mappings: what

@@ -88,7 +88,7 @@ TEST(UserNames, NamesFunctionsInAPieAndASharedLibrary) {
   uint64_t exe_fn = address_of(&ebprof_test_marker);
   f = names.one({&p, 1}, exe_fn);
   EXPECT_EQ(f.name, "ebprof_test_marker");
-  EXPECT_EQ(f.kind, FrameKind::kUser);
+  EXPECT_EQ(f.kind, FrameKind::kNative);
 }
 
 TEST(UserNames, NeverGuessesANameForUnknownCode) {
@@ -374,7 +374,7 @@ TEST(UserNames, InlinedFunctionsAreFramesOfTheirOwn) {
     found = true;
     EXPECT_EQ(frames[0].kind, FrameKind::kInlined);
     EXPECT_EQ(frames[1].kind, FrameKind::kInlined);
-    EXPECT_EQ(frames[2].kind, FrameKind::kUser);
+    EXPECT_EQ(frames[2].kind, FrameKind::kNative);
     EXPECT_TRUE(frames[0].name.starts_with("fixture::inner(unsigned long) inlined.cc:"))
         << frames[0].name;
     EXPECT_TRUE(frames[1].name.starts_with("fixture::outer(unsigned long) inlined.cc:"))
@@ -391,7 +391,7 @@ TEST(UserNames, InlinedFunctionsAreFramesOfTheirOwn) {
     std::vector<Frame> outer = Names(flat).all({&p, 1}, at);
     ASSERT_EQ(outer.size(), 1u);
     EXPECT_EQ(outer[0].name, "fixture::containing(unsigned long)");
-    EXPECT_EQ(outer[0].kind, FrameKind::kUser);
+    EXPECT_EQ(outer[0].kind, FrameKind::kNative);
   }
   EXPECT_TRUE(found) << "no address of containing() has two inlined frames";
 }

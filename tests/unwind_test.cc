@@ -14,7 +14,8 @@
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
 #include "report/unwind/address_space.h"
-#include "report/unwind/unwinder.h"
+#include "report/unwind/dwarf_unwinder.h"
+#include "report/unwind/frame_pointer_unwinder.h"
 
 namespace ebprof::report {
 namespace {
@@ -164,13 +165,17 @@ void capture_with_red_zone(Capture& c) {
   c.stack.resize(top - raw.rsp);
 }
 
+std::vector<uint64_t> pcs_of(const UnwoundStack& u) {
+  return {u.pcs.begin(), u.pcs.end()};
+}
+
 uint64_t address_of(void (*fn)(Capture&)) {
   return reinterpret_cast<uint64_t>(fn);
 }
 
 // Whether `pcs` has, after the leaf, return addresses into level2 and
 // level1, in that order.
-bool through_levels(const std::vector<uint64_t>& pcs) {
+bool through_levels(std::span<const uint64_t> pcs) {
   auto in = [](uint64_t pc, void (*fn)(Capture&)) {
     return pc > address_of(fn) && pc - address_of(fn) < 256;
   };
@@ -184,26 +189,26 @@ format::ProcessInfo self() {
   return record::read_process(static_cast<uint32_t>(getpid()), 0, identities);
 }
 
-TEST(Unwinder, UnwindsACopiedStackThroughTheBinarysCfi) {
+TEST(DwarfUnwinder, UnwindsACopiedStackThroughTheBinarysCfi) {
   Capture c;
   level1(c);
   Recording r = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, self());
   FileFinder files({});
-  Unwinder unwinder(files);
+  DwarfUnwinder unwinder(files);
   const UnwoundStack& u = unwinder.unwind(r, {0, 7, 0, 0, 0});
   EXPECT_TRUE(through_levels(u.pcs)) << u.pcs.size() << " frames";
   EXPECT_EQ(u.pcs.front(), c.rip);
 }
 
 // The binaries gone, the recording's embedded CFI unwinds the same.
-TEST(Unwinder, TheEmbeddedCfiUnwindsTheSameAsTheFiles) {
+TEST(DwarfUnwinder, TheEmbeddedCfiUnwindsTheSameAsTheFiles) {
   Capture c;
   level1(c);
   format::ProcessInfo process = self();
   Recording with_files = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
   FileFinder files({});
-  Unwinder unwinder(files);
-  const std::vector<uint64_t> expected = unwinder.unwind(with_files, {0, 7, 0, 0, 0}).pcs;
+  DwarfUnwinder unwinder(files);
+  const std::vector<uint64_t> expected = pcs_of(unwinder.unwind(with_files, {0, 7, 0, 0, 0}));
 
   Recording embedded = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
   auto cfi = std::make_shared<std::unordered_map<std::string, format::ElfCfi>>();
@@ -219,45 +224,45 @@ TEST(Unwinder, TheEmbeddedCfiUnwindsTheSameAsTheFiles) {
   SymbolizeOptions nowhere;
   nowhere.sources.symfs = "/nonexistent-symfs";
   FileFinder none(nowhere);
-  Unwinder from_embedded(none);
-  EXPECT_EQ(from_embedded.unwind(embedded, {0, 7, 0, 0, 0}).pcs, expected);
+  DwarfUnwinder from_embedded(none);
+  EXPECT_EQ(pcs_of(from_embedded.unwind(embedded, {0, 7, 0, 0, 0})), expected);
   EXPECT_TRUE(through_levels(expected));
 }
 
 // Without any call frame information the walk stops at once; the
 // frame-pointer chain recorded beside the window goes on from there.
-TEST(Unwinder, ANoCfiWalkJoinsTheFramePointerChain) {
+TEST(DwarfUnwinder, ANoCfiWalkJoinsTheFramePointerChain) {
   Recording r = one_window(0x7fff0000, std::vector<uint8_t>(256), {0x401000, 0x7fff0000, 0});
   r.stacks = {};
   r.stacks.add(0, {{{}, {0x401000, 0x402000, 0x403000}}});
   SymbolizeOptions nowhere;
   nowhere.sources.symfs = "/nonexistent-symfs";
   FileFinder none(nowhere);
-  Unwinder unwinder(none);
+  DwarfUnwinder unwinder(none);
   const UnwoundStack& u = unwinder.unwind(r, {0, 7, 0, 0, 0});
-  EXPECT_EQ(u.pcs, (std::vector<uint64_t>{0x401000, 0x402000, 0x403000}));
+  EXPECT_EQ(pcs_of(u), (std::vector<uint64_t>{0x401000, 0x402000, 0x403000}));
   EXPECT_TRUE(u.spliced);
   EXPECT_EQ(u.end, UnnamedReason::kNone);
   // A chain that ends there too adds nothing: the walk's reason stands.
   r.stacks = {};
   r.stacks.add(0, {{{}, {0x401000}}});
-  Unwinder again(none);
+  DwarfUnwinder again(none);
   const UnwoundStack& alone = again.unwind(r, {0, 7, 0, 0, 0});
-  EXPECT_EQ(alone.pcs, (std::vector<uint64_t>{0x401000}));
+  EXPECT_EQ(pcs_of(alone), (std::vector<uint64_t>{0x401000}));
   EXPECT_FALSE(alone.spliced);
   EXPECT_EQ(alone.end, UnnamedReason::kNoCfi);
 }
 
 // A complete walk says so, though a leaf's register saved below the window
 // could not be read.
-TEST(Unwinder, AReadBelowTheWindowDoesNotCutAWalkThatGoesOn) {
+TEST(DwarfUnwinder, AReadBelowTheWindowDoesNotCutAWalkThatGoesOn) {
   Capture c;
   c.leaf = capture_with_red_zone;
   level1(c);
   ASSERT_GT(c.stack.size(), 0u);
   Recording r = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, self());
   FileFinder files({});
-  Unwinder unwinder(files);
+  DwarfUnwinder unwinder(files);
   const UnwoundStack& u = unwinder.unwind(r, {0, 7, 0, 0, 0});
   EXPECT_TRUE(through_levels(u.pcs)) << u.pcs.size() << " frames";
   EXPECT_EQ(u.end, UnnamedReason::kNone) << u.pcs.size() << " frames";
@@ -266,7 +271,7 @@ TEST(Unwinder, AReadBelowTheWindowDoesNotCutAWalkThatGoesOn) {
 // The step rules walk as libdwfl does, frame for frame and to the same
 // end, wherever the window is cut (mid-frame, just after a return address,
 // or before the leaf's frame), and with registers pointing elsewhere.
-TEST(Unwinder, TheStepRulesWalkAsLibdwflDoes) {
+TEST(DwarfUnwinder, TheStepRulesWalkAsLibdwflDoes) {
   Capture c;
   c.leaf = capture_with_red_zone;
   level1(c);
@@ -280,9 +285,9 @@ TEST(Unwinder, TheStepRulesWalkAsLibdwflDoes) {
     const Recording r = one_window(c.rsp, cut, {c.rip, c.rsp, c.rbp}, process);
     AddressSpace space(r, r.processes.at(7), files, cfi_files);
     const format::UserWindow& w = *r.windows.find(0);
-    const UnwoundStack rules = space.unwind(r, w, AddressSpace::Walker::kRules);
+    const Walk rules = space.unwind(r, w, AddressSpace::Walker::kRules);
     by_rules += space.libdwfl_walks() == 0;
-    const UnwoundStack libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
+    const Walk libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
     EXPECT_EQ(rules.pcs, libdwfl.pcs) << size << " bytes";
     EXPECT_EQ(rules.end, libdwfl.end) << size << " bytes";
     full += rules.end == UnnamedReason::kNone;
@@ -296,16 +301,16 @@ TEST(Unwinder, TheStepRulesWalkAsLibdwflDoes) {
     const Recording r = one_window(c.rsp, c.stack, regs, process);
     AddressSpace space(r, r.processes.at(7), files, cfi_files);
     const format::UserWindow& w = *r.windows.find(0);
-    const UnwoundStack rules = space.unwind(r, w, AddressSpace::Walker::kRules);
-    const UnwoundStack libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
+    const Walk rules = space.unwind(r, w, AddressSpace::Walker::kRules);
+    const Walk libdwfl = space.unwind(r, w, AddressSpace::Walker::kLibdwfl);
     EXPECT_EQ(rules.pcs, libdwfl.pcs);
     EXPECT_EQ(rules.end, libdwfl.end);
   }
 }
 
 // Thousands of windows at once, on every core, unwind as they do one
-// after the other: the same frames, ends and outcome ids.
-TEST(Unwinder, AllAtOnceUnwindsAsOneAfterTheOther) {
+// after the other: the same frames, ends and refs standing for them.
+TEST(DwarfUnwinder, AllAtOnceUnwindsAsOneAfterTheOther) {
   Capture c;
   c.leaf = capture_with_red_zone;
   level1(c);
@@ -327,9 +332,9 @@ TEST(Unwinder, AllAtOnceUnwindsAsOneAfterTheOther) {
     }
   ASSERT_GE(refs.size(), 4000u) << "few enough for one thread: the test would test less";
   FileFinder files({});
-  Unwinder all(files), one(files);
+  DwarfUnwinder all(files), one(files);
   std::vector<StackRef> standing = refs;
-  all.unwind_all(r, r.windows, standing);
+  all.settle(r, r.windows, standing);
   Recording windowless = r;  // what stands for each ref is known without its window
   windowless.windows = {};
   size_t full = 0, replaced = 0;
@@ -337,11 +342,10 @@ TEST(Unwinder, AllAtOnceUnwindsAsOneAfterTheOther) {
     const StackRef& ref = refs[i];
     const UnwoundStack& a = all.unwind(windowless, standing[i]);
     const UnwoundStack& b = one.unwind(r, ref);
-    ASSERT_EQ(a.pcs, b.pcs) << "window " << ref.window;
+    ASSERT_EQ(pcs_of(a), pcs_of(b)) << "window " << ref.window;
     ASSERT_EQ(a.end, b.end) << "window " << ref.window;
-    ASSERT_EQ(a.id, b.id) << "window " << ref.window;
-    ASSERT_EQ(a.window, b.window) << "window " << ref.window;
-    ASSERT_EQ(standing[i].window, b.window) << "window " << ref.window;
+    ASSERT_EQ(a.stands_for, b.stands_for) << "window " << ref.window;
+    ASSERT_EQ(standing[i], b.stands_for) << "window " << ref.window;
     ASSERT_EQ(standing[i].pid, ref.pid);
     full += a.end == UnnamedReason::kNone;
     replaced += standing[i] != ref;
@@ -351,12 +355,12 @@ TEST(Unwinder, AllAtOnceUnwindsAsOneAfterTheOther) {
 }
 
 // Hostile or odd windows end with a reason, never a crash or a guess.
-TEST(Unwinder, OddWindowsEndWithAReason) {
+TEST(DwarfUnwinder, OddWindowsEndWithAReason) {
   Capture c;
   level1(c);
   format::ProcessInfo process = self();
   FileFinder files({});
-  Unwinder unwinder(files);
+  DwarfUnwinder unwinder(files);
   // Registers pointing far from the window: nothing can be read.
   Recording away = one_window(c.rsp, c.stack, {c.rip, 0x1000, 0x2000}, process);
   const UnwoundStack& u = unwinder.unwind(away, {0, 7, 0, 0, 0});
@@ -365,7 +369,7 @@ TEST(Unwinder, OddWindowsEndWithAReason) {
   // Cut mid-frame: the walk stops where the window does, and says so.
   std::vector<uint8_t> cut(c.stack.begin(), c.stack.begin() + 24);
   Recording short_window = one_window(c.rsp, cut, {c.rip, c.rsp, c.rbp}, process);
-  Unwinder again(files);
+  DwarfUnwinder again(files);
   EXPECT_EQ(again.unwind(short_window, {0, 7, 0, 0, 0}).end, UnnamedReason::kWindowTooSmall);
   // A 32-bit task's stack is not read as a 64-bit one.
   Recording compat = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
@@ -373,10 +377,47 @@ TEST(Unwinder, OddWindowsEndWithAReason) {
   k32.abi = format::UserAbi::k32;
   compat.windows = {};
   compat.windows.add(0, {k32});
-  Unwinder third(files);
+  DwarfUnwinder third(files);
   EXPECT_EQ(third.unwind(compat, {0, 7, 0, 0, 0}).end, UnnamedReason::k32BitTask);
   // A window a damaged frame lost.
   EXPECT_EQ(third.unwind(compat, {0, 7, 0, 0, 9}).end, UnnamedReason::kUnreadableStack);
+}
+
+// A sample without a window (a kernel thread's, one whose stack could not
+// be copied) is its frame-pointer chain, settled as it is.
+TEST(DwarfUnwinder, ASampleWithoutAWindowIsItsChain) {
+  Recording r = no_windows();
+  r.stacks = {};
+  r.stacks.add(0, {{{}, {0x401000, 0x402000}}});
+  FileFinder files({});
+  DwarfUnwinder unwinder(files);
+  std::vector<StackRef> refs{{0, 7, 0, 0, kNoWindow}};
+  unwinder.settle(r, r.windows, refs);
+  EXPECT_EQ(refs[0], (StackRef{0, 7, 0, 0, kNoWindow}));
+  const UnwoundStack u = unwinder.unwind(r, refs[0]);
+  EXPECT_EQ(pcs_of(u), (std::vector<uint64_t>{0x401000, 0x402000}));
+  EXPECT_FALSE(u.from_window);
+}
+
+// The recorded chain as it is, windows left out, and a chain that filled
+// every frame a sample holds ends with a reason: its outer frames are cut.
+TEST(FramePointerUnwinder, IsTheRecordedChain) {
+  Recording r = no_windows();
+  r.stacks = {};
+  r.stacks.add(0, {{{0xffffffff81000000}, {0x401000, 0x402000}},
+                   {{}, std::vector<uint64_t>(format::kMaxStackFrames, 0x401000)}});
+  FramePointerUnwinder unwinder;
+  EXPECT_TRUE(unwinder.unwinds(r.info)) << "every recording has its chains";
+  std::vector<StackRef> refs{{0, 7, 0, 0, 3}, {0, 7, 0, 1, 4}};
+  unwinder.settle(r, r.windows, refs);
+  EXPECT_EQ(refs[0], (StackRef{0, 7, 0, 0, kNoWindow})) << "--unwind fp leaves windows out";
+  const UnwoundStack u = unwinder.unwind(r, refs[0]);
+  EXPECT_EQ(pcs_of(u), (std::vector<uint64_t>{0x401000, 0x402000}));
+  EXPECT_EQ(u.end, UnnamedReason::kNone);
+  EXPECT_EQ(u.stands_for, refs[0]);
+  EXPECT_EQ(unwinder.unwind(r, refs[1]).end, UnnamedReason::kStackTruncated);
+  EXPECT_TRUE(unwinder.unwind(r, {0, 7, 0, 9, kNoWindow}).pcs.empty())
+      << "a stack a damaged frame lost";
 }
 
 }  // namespace

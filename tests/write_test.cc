@@ -352,49 +352,6 @@ TEST(PprofWriter, InlinedFramesAreLinesOfOneLocationAndStringsAreUtf8) {
             "comm\xe2\x82\xac");
 }
 
-// Off CPU in pprof: an off_cpu/nanoseconds type after the others, each
-// sample with one value per type; a recording without samples on CPU has
-// no cpu type.
-// --split: one profile per slice holding samples, named and stamped by
-// its slice's start, lasting the slice: what Pyroscope and Parca ingest.
-TEST(PprofWriter, SlicesAreProfilesOfTheirOwnTime) {
-  Profile profile = make_profile({{"app", 1, 1, 0, 4, {fn("f")}},
-                                  {"app", 1, 1, 0, 6, {fn("g")}},
-                                  {"app", 1, 1, 0, 5, {fn("f")}}},
-                                 summary_of(15, 180));
-  // 2026-12-01 10:00, 10:01 and 10:03 UTC, in slices of a minute.
-  const uint64_t minute = 60'000'000'000;
-  const uint32_t first = static_cast<uint32_t>(1'796'119'200'000'000'000 / minute);
-  profile.stacks[0].key.slice = first;
-  profile.stacks[1].key.slice = first;
-  profile.stacks[2].key.slice = first + 3;
-  const std::string dir = (std::filesystem::path(testing::TempDir()) / "slices").string();
-  std::filesystem::remove_all(dir);
-  ASSERT_EQ(write_pprof_slices(dir, profile, minute), 2u);
-  struct Expected {
-    const char* name;
-    uint64_t start_ns;
-    int64_t samples;
-  };
-  for (const Expected& e : {Expected{"20261201T100000Z.pb.gz", 1'796'119'200'000'000'000, 10},
-                            Expected{"20261201T100300Z.pb.gz", 1'796'119'380'000'000'000, 5}}) {
-    SCOPED_TRACE(e.name);
-    std::ifstream in(dir + "/" + e.name, std::ios::binary);
-    ASSERT_TRUE(in) << "no file";
-    const perftools::profiles::Profile p =
-        decode_pprof(std::string(std::istreambuf_iterator<char>(in), {}));
-    EXPECT_EQ(p.time_nanos(), static_cast<int64_t>(e.start_ns));
-    EXPECT_EQ(p.duration_nanos(), static_cast<int64_t>(minute));
-    int64_t samples = 0;
-    for (const auto& sample : p.sample())
-      samples += sample.value(0);
-    EXPECT_EQ(samples, e.samples);
-  }
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
-  std::ofstream(dir + ".file") << "x";
-  EXPECT_THROW(write_pprof_slices(dir + ".file", profile, minute), Error);
-}
-
 TEST(PprofWriter, SamplesCarryTheLabelsAskedFor) {
   const Profile profile = make_profile({{"app", 7, 8, 1, 3, {fn("f")}}}, summary_of(3, 1));
   auto keys = [&](PprofLabels labels) {
@@ -460,6 +417,9 @@ TEST(PprofWriter, WhatBackendsCheckHolds) {
   }
 }
 
+// Off CPU in pprof: an off_cpu/nanoseconds type after the others, each
+// sample with one value per type; a recording without samples on CPU has
+// no cpu type.
 TEST(PprofWriter, OffCpuTimeIsATypeOfItsOwn) {
   const std::vector<StackSpec> specs{
       {"app", 1, 1, 0, 4, {fn("f")}},

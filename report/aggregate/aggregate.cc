@@ -14,11 +14,11 @@ constexpr size_t kDropped = std::numeric_limits<size_t>::max();
 // stack, a separator, then the waker's stack leaf first and its comm last
 // (so, in this leaf-first list, the comm first).
 void add_waker(const Recording& r, const SampleKey& key, const NameTable& names,
-               Symbolizer& symbolizer, std::vector<uint32_t>& ids) {
-  FrameTable& table = *symbolizer.table();
+               StackResolver& resolver, std::vector<uint32_t>& ids) {
+  FrameTable& table = resolver.table();
   std::vector<uint32_t> top{table.intern(Frame{
       .kind = FrameKind::kWakerComm, .name = names.all()[key.waker_comm], .module = "[waker]"})};
-  const FrameView waker = symbolizer.stack(r, key.waker);
+  const FrameView waker = resolver.stack(r, key.waker);
   top.insert(top.end(), waker.ids().rbegin(), waker.ids().rend());
   top.push_back(table.intern(Frame{.kind = FrameKind::kWakerSeparator, .module = "[waker]"}));
   ids.insert(ids.begin(), top.begin(), top.end());
@@ -27,28 +27,28 @@ void add_waker(const Recording& r, const SampleKey& key, const NameTable& names,
 }  // namespace
 
 FrameView decorated_frames(const Recording& r, const SampleKey& key, const NameTable& names,
-                           Symbolizer& symbolizer) {
-  const FrameView frames = symbolizer.stack(r, key.stack);
+                           StackResolver& resolver) {
+  const FrameView frames = resolver.stack(r, key.stack);
   if (key.state == ThreadState::kOnCpu)
     return frames;
   // Blocked stacks get their state as the root frame, so that folded
   // output, pprof and flame graphs show them apart from running ones.
-  FrameTable& table = *symbolizer.table();
+  FrameTable& table = resolver.table();
   std::vector<uint32_t> ids(frames.ids().begin(), frames.ids().end());
   ids.push_back(table.intern(
       Frame{.kind = FrameKind::kOffCpuState, .state = key.state, .module = "[off-cpu]"}));
   if (key.waker.stack != kNoStack)
-    add_waker(r, key, names, symbolizer, ids);
+    add_waker(r, key, names, resolver, ids);
   return FrameView(table.keep(std::move(ids)), &table);
 }
 
 Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
-                  Symbolizer& symbolizer, const AggregateOptions& options) {
+                  StackResolver& resolver, const AggregateOptions& options) {
   Profile p;
   p.summary = summarize(recordings);
   p.unit = options.unit;
   p.names = names.all();
-  p.frames = symbolizer.table();
+  p.frames = resolver.shared_table();
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index;  // into p.stacks, or kDropped
   // What a stack looks like, threads, CPUs and cgroups aside: decorated
   // and filtered once, then shared by every thread's, CPU's and cgroup's
@@ -56,32 +56,20 @@ Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
   const Grouping shape{.threads = false, .wakers = options.grouping.wakers};
   std::unordered_map<SampleKey, std::optional<FrameView>, SampleKeyHash> shaped;
   // Every key before any name: the DWARF that names need opens on other
-  // cores while the stacks unwind.
+  // cores meanwhile.
   struct Keyed {
     const Recording* r;
     SampleKey key;
     SampleValues values;
   };
   std::vector<Keyed> keyed;
-  for (const Recording& r : recordings) {
-    const size_t first = keyed.size();
-    std::vector<StackRef> windows;  // the stacks with one: settled already, unless the load was not
+  for (const Recording& r : recordings)
     for (const auto& [recorded, values] : r.counts) {
       const SampleKey& key =
           keyed.emplace_back(Keyed{&r, options.grouping.apply(recorded), values}).key;
-      if (key.stack.window != kNoWindow)
-        windows.push_back(key.stack);
+      resolver.prepare(r, key.stack);
+      resolver.prepare(r, key.waker);
     }
-    // Windows that unwind alike are one key.
-    symbolizer.unwinder().unwind_all(r, r.windows, windows);
-    auto settled = windows.begin();
-    for (size_t i = first; i < keyed.size(); ++i) {
-      if (keyed[i].key.stack.window != kNoWindow)
-        keyed[i].key.stack = *settled++;
-      symbolizer.prepare(r, keyed[i].key.stack);
-      symbolizer.prepare(r, keyed[i].key.waker);
-    }
-  }
   for (const auto& [rp, key, values] : keyed) {
     const Recording& r = *rp;
     auto [it, inserted] = index.try_emplace(key, kDropped);
@@ -92,7 +80,7 @@ Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
     }
     auto [frames, fresh] = shaped.try_emplace(shape.apply(key));
     if (fresh) {
-      const FrameView all = decorated_frames(r, key, names, symbolizer);
+      const FrameView all = decorated_frames(r, key, names, resolver);
       frames->second =
           options.filter ? filter_frames(*options.filter, all, *p.frames) : std::optional(all);
     }
@@ -103,7 +91,7 @@ Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
   }
   // --weight time: what each stack stands for, in microseconds, becomes its count.
   if (options.unit == Unit::kMicroseconds)
-    for (Stack& s : p.stacks)
+    for (ProfileStack& s : p.stacks)
       s.values.count = (s.values.time_ns + 500) / 1000;
   return p;
 }

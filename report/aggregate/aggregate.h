@@ -10,7 +10,7 @@
 #include "report/aggregate/stack_filter.h"
 #include "report/load/recording.h"
 #include "report/model/profile.h"
-#include "report/symbolize/symbolizer.h"
+#include "report/resolve/stack_resolver.h"
 
 namespace ebprof::report {
 
@@ -21,12 +21,12 @@ struct AggregateOptions {
 };
 
 Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
-                  Symbolizer& symbolizer, const AggregateOptions& options);
+                  StackResolver& resolver, const AggregateOptions& options);
 
 // The frames a report shows for `key`: its stack's, under a blocked one
 // its state's root frame, with a waker known and grouped by the waker
 // above it, as offwaketime draws it.
 FrameView decorated_frames(const Recording& recording, const SampleKey& key, const NameTable& names,
-                           Symbolizer& symbolizer);
+                           StackResolver& resolver);
 
 }  // namespace ebprof::report

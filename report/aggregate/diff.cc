@@ -33,7 +33,7 @@ std::string stack_key(const std::string& comm, const FrameView& frames, Join joi
 
 uint64_t total_of(const Profile& p) {
   uint64_t sum = 0;
-  for (const Stack& s : p.stacks)
+  for (const ProfileStack& s : p.stacks)
     sum += s.values.count;
   return sum;
 }
@@ -61,7 +61,7 @@ DiffProfile join_profiles(const Profile& base, const Profile& now, Normalize nor
              count_value(now.summary, total_of(now), normalize)};
   std::map<std::string, size_t> index;
   auto add = [&](const Profile& side, bool is_new) {
-    for (const Stack& s : side.stacks) {
+    for (const ProfileStack& s : side.stacks) {
       const std::string& comm = side.comm(s.key);
       auto [it, inserted] = index.try_emplace(stack_key(comm, s.frames, join), d.stacks.size());
       if (inserted)

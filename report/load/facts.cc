@@ -37,7 +37,7 @@ void count_sampled_binaries(const Recording& r, RecordingFacts& f) {
     if (captures.empty() || !stack)
       continue;  // never captured, or lost with a damaged frame
     for (uint64_t ip : stack->user) {
-      const format::Mapping* m = find_mapping(captures, ip);
+      const format::Mapping* m = mapping_in(captures, ip);
       if (m && m->path.starts_with("/"))
         (m->build_id.empty() ? anonymous.insert(m->path) : ids.insert(m->build_id));
     }

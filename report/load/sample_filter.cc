@@ -24,8 +24,8 @@ std::optional<uint64_t> parse_date(std::string_view s, const std::string& whole)
   std::string_view rest = std::string_view(text).substr(static_cast<size_t>(used));
   double fraction = 0;
   if (rest.starts_with('.')) {
-    const std::string digits =
-        "0" + std::string(rest.substr(0, rest.find_first_not_of("0123456789", 1)));
+    std::string digits(1, '0');
+    digits.append(rest.substr(0, rest.find_first_not_of("0123456789", 1)));
     fraction = std::strtod(digits.c_str(), nullptr);
     rest.remove_prefix(digits.size() - 1);
   }

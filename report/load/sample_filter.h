@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::report {
 

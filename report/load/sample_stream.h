@@ -4,9 +4,10 @@
 #include <span>
 #include <string>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/load/recording.h"
 #include "report/load/sample_filter.h"
+#include "report/load/settle.h"
 
 namespace ebprof::report {
 
@@ -18,11 +19,10 @@ using SampleVisitor =
 // Reads the samples of the file at `path` again, in file order, and hands
 // each that `filter` keeps to `visit`: what a per-sample output needs,
 // with memory bounded by what `recordings` (load_recordings() of the same
-// file and filter, with `names`) hold, not by the samples. Windows are
-// settled by `settle_windows` as the load's were (LoadHooks); without it,
-// keys keep their windows, as the load's did.
+// file and filter, with `names`) hold, not by the samples. Each batch's
+// keys are settled by `settle` as the load's were.
 void stream_samples(const std::string& path, std::span<const Recording> recordings,
                     const SampleFilter& filter, NameTable& names, const SampleVisitor& visit,
-                    const SettleWindows& settle_windows = {});
+                    const SettleStacks& settle = {});
 
 }  // namespace ebprof::report

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/load/recording.h"
 #include "report/model/profile.h"
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/elf_file.h"
-#include "format/recording.h"
-#include "report/load/recording.h"
+#include "format/contents.h"
+#include "report/model/process_maps.h"
 #include "report/locate/options.h"
 #include "report/model/frame.h"
 

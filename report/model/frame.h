@@ -7,23 +7,13 @@
 #include <cstdint>
 #include <string>
 
+#include "format/contents.h"
+
 namespace ebprof::report {
 
-// What a frame is. Whether it has a name is not a kind: an unnamed kernel
-// frame is still kernel (for --kernel-only and _[k]); `Frame::reason` says
-// why it has none.
-enum class FrameKind : uint8_t {
-  kUser,            // a function in a mapped file, or an address outside every mapping
-  kInlined,         // a function inlined into the next frame, at the same address (DWARF)
-  kJit,             // JIT-compiled code: named from the process's perf map, or not at all
-  kKernel,          // kernel image or module
-  kOffCpuState,     // the root of a stack off CPU: why the thread was off it (`state`)
-  kWakerSeparator,  // between a blocked stack and its waker's (--wakers)
-  kWakerComm,       // the waker's command, the top of a waker's stack (`name`)
-  // The root of a stack that ends early: `reason` says why (an unwinding
-  // that stopped short; `offset` is then the window size recorded).
-  kStackEnd,
-};
+// What a frame is: format::FrameKind, the recorded kinds and those a
+// report adds.
+using format::FrameKind;
 
 // Why a frame has no name; kNone when it has one.
 enum class UnnamedReason : uint8_t {
@@ -66,7 +56,7 @@ enum class ThreadState : uint8_t {
 };
 
 struct Frame {
-  FrameKind kind = FrameKind::kUser;
+  FrameKind kind = FrameKind::kNative;
   UnnamedReason reason = UnnamedReason::kNone;
   ThreadState state = ThreadState::kOnCpu;  // kOffCpuState: which
   int line = 0;                             // from DWARF, 0 when unknown

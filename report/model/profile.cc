@@ -38,9 +38,10 @@ std::span<const uint32_t> FrameTable::keep(std::vector<uint32_t> ids) {
   return std::span(chunk).subspan(at, ids.size());
 }
 
-std::vector<std::pair<UnnamedReason, uint64_t>> unnamed_by_reason(std::span<const Stack> stacks) {
+std::vector<std::pair<UnnamedReason, uint64_t>> unnamed_by_reason(
+    std::span<const ProfileStack> stacks) {
   std::map<UnnamedReason, uint64_t> samples;
-  for (const Stack& s : stacks) {
+  for (const ProfileStack& s : stacks) {
     std::set<UnnamedReason> reasons;
     for (const Frame& f : s.frames)
       if (!f.named())

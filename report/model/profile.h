@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/model/frame.h"
 #include "report/model/sample_key.h"
 
@@ -96,7 +96,7 @@ class FrameView {
 // One distinct key of a report: its frames, leaf first (kernel, user, and
 // off CPU the state's root frame; with --wakers the waker's above it), and
 // what its samples add up to.
-struct Stack {
+struct ProfileStack {
   SampleKey key;
   FrameView frames;
   SampleValues values;
@@ -146,7 +146,7 @@ struct Profile {
   Unit unit = Unit::kSamples;
   std::vector<std::string> names;  // by SampleKey::comm and SampleKey::cgroup
   std::shared_ptr<FrameTable> frames = std::make_shared<FrameTable>();
-  std::vector<Stack> stacks;
+  std::vector<ProfileStack> stacks;
 
   const std::string& comm(const SampleKey& key) const { return names[key.comm]; }
   const std::string& cgroup(const SampleKey& key) const { return names[key.cgroup]; }
@@ -154,6 +154,7 @@ struct Profile {
 
 // Samples (or units) per reason a stack has unnamed frames for, each
 // stack counted once per reason, most first.
-std::vector<std::pair<UnnamedReason, uint64_t>> unnamed_by_reason(std::span<const Stack> stacks);
+std::vector<std::pair<UnnamedReason, uint64_t>> unnamed_by_reason(
+    std::span<const ProfileStack> stacks);
 
 }  // namespace ebprof::report

@@ -52,17 +52,12 @@ struct Grouping {
   bool threads = false;  // tid and cpu (pprof labels, --sort tid/cpu)
   bool cgroups = false;  // the cgroup (pprof labels, --sort cgroup)
   bool wakers = false;   // the waker (--wakers)
-  // Samples' user stack windows (--call-graph dwarf), which their user
-  // frames are unwound from; without, the frame-pointer chain (--unwind fp).
-  bool windows = true;
 
   SampleKey apply(SampleKey key) const {
     if (!threads)
       key.tid = key.cpu = 0;
     if (!cgroups)
       key.cgroup = 0;
-    if (!windows)
-      key.stack.window = kNoWindow;
     if (!wakers || key.waker.stack == kNoStack) {
       key.waker = StackRef{};
       key.waker_comm = 0;

@@ -21,7 +21,7 @@ namespace {
 FlameOptions flame_options(const Profile& p) {
   const RecordingSummary& s = p.summary;
   bool on = false, off = false;
-  for (const Stack& stack : p.stacks)
+  for (const ProfileStack& stack : p.stacks)
     (stack.key.state == ThreadState::kOnCpu ? on : off) = true;
   const std::string what = off && on ? s.event + " and time off CPU"
                            : off     ? std::string("time off CPU")
@@ -78,15 +78,49 @@ void svg_diff(std::ostream& out, const Profile& base, const Profile& now, const 
 }
 
 constexpr FormatInfo kFormats[] = {
-    {OutputFormat::kTop, "top", "self and children per function, like perf report", top, top_diff,
-     true},
-    {OutputFormat::kFolded, "folded", "flamegraph.pl input", folded, folded_diff, true},
-    {OutputFormat::kScript, "script", "every sample, like perf script", nullptr, nullptr, false},
-    {OutputFormat::kPprof, "pprof", "gzipped profile.proto for go tool pprof (use -o)", pprof,
-     pprof_diff, false, true},
-    {OutputFormat::kFlamegraph, "flamegraph", "one self-contained interactive HTML page",
-     flamegraph, flamegraph_diff, true},
-    {OutputFormat::kSvg, "svg", "a static flame graph image", svg, svg_diff, true},
+    {.format = OutputFormat::kTop,
+     .name = "top",
+     .help = "self and children per function, like perf report",
+     .write = top,
+     .write_diff = top_diff,
+     .weighs_time = true,
+     .shows_keys = ShowsKeys::kAsColumns,
+     .call_tree = true,
+     .redraws = true},
+    {.format = OutputFormat::kFolded,
+     .name = "folded",
+     .help = "flamegraph.pl input",
+     .write = folded,
+     .write_diff = folded_diff,
+     .weighs_time = true},
+    {.format = OutputFormat::kScript,
+     .name = "script",
+     .help = "every sample, like perf script",
+     .write = nullptr,
+     .write_diff = nullptr,
+     .weighs_time = false,
+     .streams_samples = true},
+    {.format = OutputFormat::kPprof,
+     .name = "pprof",
+     .help = "gzipped profile.proto for go tool pprof (use -o)",
+     .write = pprof,
+     .write_diff = pprof_diff,
+     .weighs_time = false,
+     .binary = true,
+     .shows_keys = ShowsKeys::kAsLabels,
+     .slice_extension = ".pb.gz"},
+    {.format = OutputFormat::kFlamegraph,
+     .name = "flamegraph",
+     .help = "one self-contained interactive HTML page",
+     .write = flamegraph,
+     .write_diff = flamegraph_diff,
+     .weighs_time = true},
+    {.format = OutputFormat::kSvg,
+     .name = "svg",
+     .help = "a static flame graph image",
+     .write = svg,
+     .write_diff = svg_diff,
+     .weighs_time = true},
 };
 
 }  // namespace

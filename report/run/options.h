@@ -20,10 +20,9 @@ struct ReportOptions {
   std::string output;       // -o
   uint64_t max_memory = 0;  // --max-memory; 0: default_memory_budget()
   std::string format = "top";
-  std::string split;
+  std::string split;  // --split DURATION: one pprof per slice of wall-clock time, into -o DIR
   std::string labels = "pid,tid,comm,cpu,cgroup";  // --labels: of each pprof sample
-  bool follow = false;  // --follow: redraw the top table as the recording grows  // --split
-                        // DURATION: one pprof per slice of wall-clock time, into -o DIR
+  bool follow = false;  // --follow: redraw the top table as the recording grows
   // top
   size_t rows = 20;
   std::string sort = "comm,dso,symbol";

@@ -44,6 +44,14 @@ Weight parse_weight(const std::string& name) {
   throw Error("--weight " + name + ": use auto, samples or time");
 }
 
+UnwindMode parse_unwind(const std::string& name) {
+  if (name == "dwarf")
+    return UnwindMode::kDwarf;
+  if (name == "fp")
+    return UnwindMode::kFramePointer;
+  throw Error("--unwind " + name + ": use dwarf or fp");
+}
+
 // The recordings in `dir`, by name: for the files of --switch-output
 // (FILE.<UTC time>), time order.
 std::vector<std::string> recordings_in(const std::string& dir) {
@@ -119,7 +127,7 @@ PprofLabels parse_labels(const std::string& text) {
 
 // --split's DURATION: 60s, 5m, 1h, 1d or seconds alone; at least a second
 // (slices are numbered in seconds since 1970 over their length).
-uint64_t parse_split(const ReportOptions& o) {
+uint64_t parse_split(const ReportOptions& o, const FormatInfo& format) {
   if (o.split.empty())
     return 0;
   const std::string usage = "--split " + o.split + ": ";
@@ -128,7 +136,7 @@ uint64_t parse_split(const ReportOptions& o) {
   constexpr uint64_t kYear = 366 * 86400 * uint64_t{1'000'000'000};
   if (!ns || *ns > kYear)
     throw Error(usage + "expected a duration of at least 1s, as 60s, 5m or 1h");
-  if (o.command != Command::kReport || o.format != "pprof")
+  if (o.command != Command::kReport || !format.slice_extension)
     throw Error(usage + "splits pprof output: add --format pprof");
   if (o.output.empty())
     throw Error(usage + "writes one file per slice: give the directory with -o DIR");
@@ -213,10 +221,11 @@ Plan make_plan(const ReportOptions& given) {
   plan.output = o.output;
   plan.max_memory = o.max_memory ? o.max_memory : default_memory_budget();
   plan.samples = sample_filter(o);
-  plan.split_ns = parse_split(o);
+  plan.split_ns = parse_split(o, *plan.format);
+  plan.sink = plan.split_ns ? Sink::kDirectory : o.output.empty() ? Sink::kStdout : Sink::kFile;
   plan.follow = o.follow;
   plan.pprof_labels = parse_labels(o.labels);
-  if (o.follow && (o.command != Command::kReport || o.format != "top" || !o.output.empty()))
+  if (o.follow && (o.command != Command::kReport || !plan.format->redraws || !o.output.empty()))
     throw Error(
         "--follow redraws the top table on the terminal: leave out --format, -o and "
         "the command");
@@ -227,6 +236,9 @@ Plan make_plan(const ReportOptions& given) {
   plan.weight = parse_weight(o.weight);
   plan.normalize = parse_normalize(o.normalize);
   plan.join = parse_join(o.join);
+  if (!o.call_graph.empty() && o.command == Command::kReport && !plan.format->call_tree)
+    throw Error("--call-graph " + o.call_graph + ": --format " + plan.format->name +
+                " draws no call paths under rows (the top table does): leave it out");
   plan.top = {o.rows, parse_sort_keys(o.sort), o.children, o.percent_limit,
               // As perf report: the call graph is drawn unless asked not to.
               parse_call_graph(o.call_graph.empty() ? "graph" : o.call_graph)};
@@ -239,14 +251,14 @@ Plan make_plan(const ReportOptions& given) {
   // many threads is symbolized and written once.
   const bool pprof_threads = plan.pprof_labels.tid || plan.pprof_labels.cpu;
   const auto shown = [&](bool as_label, bool as_column) {
-    return (plan.format->format == OutputFormat::kPprof && as_label) ||
-           (plan.format->format == OutputFormat::kTop && o.command == Command::kReport &&
+    return (plan.format->shows_keys == ShowsKeys::kAsLabels && as_label) ||
+           (plan.format->shows_keys == ShowsKeys::kAsColumns && o.command == Command::kReport &&
             as_column);
   };
   plan.grouping = {.threads = shown(pprof_threads, sorts_by_thread(plan.top.sort)),
                    .cgroups = shown(plan.pprof_labels.cgroup, sorts_by_cgroup(plan.top.sort)),
-                   .wakers = o.wakers,
-                   .windows = o.unwind != "fp"};
+                   .wakers = o.wakers};
+  plan.unwind = parse_unwind(o.unwind);
   return plan;
 }
 

@@ -22,6 +22,19 @@
 
 namespace ebprof::report {
 
+// Where a report goes.
+enum class Sink : uint8_t {
+  kStdout,
+  kFile,       // -o FILE: written beside it and renamed over it once whole
+  kDirectory,  // --split DURATION -o DIR: a file per slice of wall-clock time
+};
+
+// Where a recording's native frames come from (--unwind).
+enum class UnwindMode : uint8_t {
+  kDwarf,         // its copies of the stack, where it has them
+  kFramePointer,  // the frame-pointer chain recorded beside them
+};
+
 // What counts are made of (--weight).
 enum class Weight : uint8_t {
   kAuto,     // time when intervals off CPU are counted (counting them says little), else samples
@@ -35,7 +48,8 @@ struct Plan {
   // The recordings to read: -i's (with info's and dump's FILEs), diff's
   // BASE and NEW, merge's inputs.
   std::vector<std::string> inputs;
-  std::string output;        // -o; "" for stdout; with --split, a directory
+  std::string output;  // -o; "" for stdout; with --split, a directory
+  Sink sink = Sink::kStdout;
   uint64_t split_ns = 0;     // --split: pprof files per slice of this length
   bool follow = false;       // --follow: the top table again every second until the end frame
   PprofLabels pprof_labels;  // --labels
@@ -46,16 +60,12 @@ struct Plan {
   double debuginfod_timeout_s = 30;
   Grouping grouping;
   Weight weight = Weight::kAuto;
+  UnwindMode unwind = UnwindMode::kDwarf;
   TopOptions top;
   bool header = false;  // --header: what info says, before the report
   FoldedOptions folded;
   Normalize normalize = Normalize::kTotal;
   Join join = Join::kSymbol;
-  // Whether a report frees what it built when done. ebprof-report does
-  // not: it exits next, and freeing a large report's many small objects
-  // one by one took a tenth of its run (clang skips it for the same
-  // reason, -disable-free).
-  bool free_at_end = true;
 };
 
 // Throws Error, one line naming the option and the fix, for options that

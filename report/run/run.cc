@@ -20,16 +20,19 @@
 #include "common/text.h"
 #include "report/aggregate/aggregate.h"
 #include "report/load/facts.h"
+#include "report/load/load.h"
 #include "report/load/merge.h"
 #include "report/load/sample_stream.h"
 #include "report/load/summary.h"
 #include "report/locate/debuginfod.h"
+#include "report/resolve/stack_resolver.h"
 #include "report/run/memory_budget.h"
-#include "report/symbolize/symbolizer.h"
+#include "report/run/slices.h"
+#include "report/unwind/dwarf_unwinder.h"
+#include "report/unwind/frame_pointer_unwinder.h"
 #include "report/write/dump_writer.h"
 #include "report/write/frame_text.h"
 #include "report/write/info_writer.h"
-#include "report/write/pprof_writer.h"
 #include "report/write/script_writer.h"
 
 namespace ebprof::report {
@@ -51,62 +54,69 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-// What every report of the plan shares: the recordings' names and frames,
-// and one symbolizer, so each binary is opened once.
-struct Stages {
-  explicit Stages(const Plan& plan) : free_at_end(plan.free_at_end) {}
-  Stages(Stages&&) = default;
-  ~Stages() {
-    if (debuginfod)
-      if (const std::string unanswered = debuginfod->summary(); !unanswered.empty())
+}  // namespace
+
+// What every report of a run shares: the recordings' names and frames,
+// and the stages that name their stacks, so each binary is opened once.
+class Stages {
+ public:
+  explicit Stages(const Plan& plan) : plan_(plan) {}
+  Stages(const Stages&) = delete;
+  Stages& operator=(const Stages&) = delete;
+
+  // Says, once the report is written, which servers left questions unanswered.
+  void finish() {
+    if (debuginfod_)
+      if (const std::string unanswered = debuginfod_->summary(); !unanswered.empty())
         say(unanswered);
-    if (free_at_end)
-      return;
-    // Moved, not copied: what it all points to stays where it is.
-    static auto* kept = new std::vector<Stages*>;  // reachable: no leak report
-    kept->push_back(new Stages(std::move(*this)));
   }
 
-  bool free_at_end = true;
   NameTable names;
-  std::shared_ptr<FrameTable> frames = std::make_shared<FrameTable>();
-  std::unique_ptr<Symbolizer> symbolizer;
-  std::shared_ptr<Debuginfod> debuginfod;         // the symbolizer's, when DEBUGINFOD_URLS is set
-  std::deque<std::vector<Recording>> recordings;  // what load() returned
-  std::deque<Profile> profiles;                   // what aggregate() returned
 
-  // Unwinds windows as the file streams (or, with --unwind fp, leaves them
-  // out): what the load and the sample stream settle windows with.
-  SettleWindows settle(const Plan& plan) {
-    if (!plan.grouping.windows)
-      return [](const Recording&, const IdRuns<format::UserWindow>&, std::span<StackRef> refs) {
-        for (StackRef& ref : refs)
-          ref.window = kNoWindow;
-      };
-    return [this, &plan](const Recording& r, const IdRuns<format::UserWindow>& windows,
-                         std::span<StackRef> refs) {
-      Symbolizer& s = symbolize(plan);
-      s.unwinder().unwind_all(r, windows, refs);
-      for (const StackRef& ref : refs)
-        s.prepare(r, ref);
-    };
+  // Settles each batch's stacks as the file streams: what the load and the
+  // sample stream hand them to.
+  SettleStacks settle() {
+    return [this](const Recording& r, const IdRuns<format::UserWindow>& windows,
+                  std::span<StackRef> refs) { resolver().settle(r, windows, refs); };
   }
 
-  const std::vector<Recording>& load(const Plan& plan, std::span<const std::string> paths) {
-    const LoadHooks hooks{
-        // The DWARF the names will need starts opening as the stacks go past.
-        .stack_seen = [&](const Recording& r,
-                          const StackRef& ref) { symbolize(plan).prepare(r, ref); },
-        .settle_windows = settle(plan),
-    };
+  // The recordings of `paths`, numbered after those loaded before: the
+  // stages name each recording's stacks apart from every other's.
+  const std::vector<Recording>& load(std::span<const std::string> paths) {
     std::vector<Recording>& all =
-        recordings.emplace_back(load_all(paths, plan.samples, names, hooks));
+        recordings_.emplace_back(load_all(paths, plan_.samples, names, settle(), loaded_));
+    loaded_ += static_cast<uint32_t>(all.size());
     for (const Recording& r : all)
       // A file still being written ends inside a frame: --follow says so
       // only once it has ended otherwise than by its end frame.
-      if (!r.warning.empty() && !(plan.follow && !r.end))
+      if (!r.warning.empty() && !(plan_.follow && !r.end))
         warn(r.warning);
-    // Added up as equals, samples of other events or rates would mislead.
+    warn_of_unequal_rates(all);
+    return all;
+  }
+
+  StackResolver& resolver() {
+    if (!resolver_)
+      make_resolver();
+    return *resolver_;
+  }
+
+  const Profile& aggregate(std::span<const Recording> of, Unit unit) {
+    return profiles_.emplace_back(
+        report::aggregate(of, names, resolver(), {plan_.grouping, &plan_.stacks, unit}));
+  }
+
+  // The inputs' profile, for every output but script's and diff's.
+  const Profile& profile() {
+    const std::vector<Recording>& all = load(plan_.inputs);
+    check_view(plan_, all);
+    const std::span<const Recording> sides[] = {all};
+    return aggregate(all, unit_for(plan_, sides));
+  }
+
+ private:
+  // Added up as equals, samples of other events or rates would mislead.
+  static void warn_of_unequal_rates(std::span<const Recording> all) {
     const format::RecordingInfo& first = all.front().info;
     for (const Recording& r : all)
       if (r.info.event != first.event ||
@@ -117,68 +127,73 @@ struct Stages {
              all.front().path + " " + first.event + " " +
              describe_rate(first.sample_frequency, first.sample_period) +
              ": their samples are counted as equals");
-        break;
+        return;
       }
-    return all;
   }
 
-  Symbolizer& symbolize(const Plan& plan) {
-    if (!symbolizer) {
-      SymbolizeOptions options = plan.symbols;
-      options.warn = warn;
-      debuginfod = Debuginfod::from_environment({plan.debuginfod_timeout_s, say}, warn);
-      if (std::shared_ptr<Debuginfod> client = debuginfod) {
-        options.debuginfod = [client](const std::string& build_id) {
-          return client->find_debuginfo(build_id);
-        };
-        options.debuginfod_request = [client](const std::string& build_id) {
-          client->request(build_id);
-        };
-      }
-      symbolizer = std::make_unique<Symbolizer>(options, frames);
+  // Files, names and unwinders, made when a report first needs them (dump
+  // and merge never do): a recording's native frames are unwound from its
+  // copies of the stack where it has them and --unwind asks for it, else
+  // from the frame-pointer chain.
+  void make_resolver() {
+    SymbolizeOptions options = plan_.symbols;
+    options.warn = warn;
+    debuginfod_ = Debuginfod::from_environment({plan_.debuginfod_timeout_s, say}, warn);
+    if (std::shared_ptr<Debuginfod> client = debuginfod_) {
+      options.debuginfod = [client](const std::string& build_id) {
+        return client->find_debuginfo(build_id);
+      };
+      options.debuginfod_request = [client](const std::string& build_id) {
+        client->request(build_id);
+      };
     }
-    return *symbolizer;
+    files_.emplace(options);
+    symbolizer_.emplace(options, *files_, std::make_shared<FrameTable>());
+    resolver_.emplace(*symbolizer_);
+    if (plan_.unwind == UnwindMode::kDwarf)
+      resolver_->add(std::make_unique<DwarfUnwinder>(*files_));
+    resolver_->add(std::make_unique<FramePointerUnwinder>());
   }
 
-  const Profile& aggregate(const Plan& plan, std::span<const Recording> of, Unit unit) {
-    return profiles.emplace_back(
-        report::aggregate(of, names, symbolize(plan), {plan.grouping, &plan.stacks, unit}));
-  }
-
-  // The inputs' profile, for every output but script's and diff's.
-  const Profile& profile(const Plan& plan) {
-    const std::vector<Recording>& all = load(plan, plan.inputs);
-    check_view(plan, all);
-    const std::span<const Recording> sides[] = {all};
-    return aggregate(plan, all, unit_for(plan, sides));
-  }
+  const Plan& plan_;
+  uint32_t loaded_ = 0;                            // recordings loaded so far
+  std::deque<std::vector<Recording>> recordings_;  // what load() returned
+  std::deque<Profile> profiles_;                   // what aggregate() returned
+  std::shared_ptr<Debuginfod> debuginfod_;         // when DEBUGINFOD_URLS is set
+  std::optional<FileFinder> files_;
+  std::optional<Symbolizer> symbolizer_;
+  std::optional<StackResolver> resolver_;
 };
 
-void run_info(const Plan& plan, std::ostream& out) {
-  Stages stages(plan);
-  const std::vector<Recording>& all = stages.load(plan, plan.inputs);
+void StagesDelete::operator()(Stages* stages) const {
+  delete stages;
+}
+
+namespace {
+
+void run_info(const Plan& plan, Stages& stages, std::ostream& out) {
+  const std::vector<Recording>& all = stages.load(plan.inputs);
   for (const Recording& r : all) {
-    const Profile p =
-        report::aggregate(std::span(&r, 1), stages.names, stages.symbolize(plan), {plan.grouping});
+    // Unfiltered: what the file holds, whatever the report shows of it.
+    const Profile p = aggregate(std::span(&r, 1), stages.names, stages.resolver(), {plan.grouping});
     write_info(out, describe_recording(r), unnamed_by_reason(p.stacks),
-               count_unwinding(r, stages.symbolize(plan).unwinder()));
+               stages.resolver().count_unwinding(r));
   }
 }
 
 // Every sample of each input in file order, its stack named and filtered
 // once per distinct stack, not once per sample.
-void run_script(const Plan& plan, std::ostream& out) {
+void run_script(const Plan& plan, Stages& stages, std::ostream& out) {
   for (const std::string& path : plan.inputs) {
-    Stages stages(plan);
-    const std::vector<Recording>& sources = stages.load(plan, std::span(&path, 1));
-    Symbolizer& symbolizer = stages.symbolize(plan);
+    const std::vector<Recording>& sources = stages.load(std::span(&path, 1));
+    StackResolver& resolver = stages.resolver();
     std::unordered_map<StackRef, std::optional<FrameView>, StackRefHash> shown;
     stream_samples(
         path, sources, plan.samples, stages.names,
         [&](const Recording& r, const SampleKey& key, const format::Sample& s) {
           auto [it, inserted] = shown.try_emplace(key.stack);
           if (inserted)
-            it->second = filter_frames(plan.stacks, symbolizer.stack(r, key.stack), *stages.frames);
+            it->second = filter_frames(plan.stacks, resolver.stack(r, key.stack), resolver.table());
           if (!it->second)
             return;
           // perf prints the period of each sample.
@@ -188,30 +203,26 @@ void run_script(const Plan& plan, std::ostream& out) {
                                s.blocked_ns ? s.blocked_ns : period, r.info.event},
                               *it->second);
         },
-        stages.settle(plan));
+        stages.settle());
   }
 }
 
-void run_diff(const Plan& plan, std::ostream& out) {
-  Stages stages(plan);
-  const std::vector<Recording>& base = stages.load(plan, std::span(plan.inputs).first(1));
-  const std::vector<Recording>& now = stages.load(plan, std::span(plan.inputs).subspan(1, 1));
+void run_diff(const Plan& plan, Stages& stages, std::ostream& out) {
+  const std::vector<Recording>& base = stages.load(std::span(plan.inputs).first(1));
+  const std::vector<Recording>& now = stages.load(std::span(plan.inputs).subspan(1, 1));
   check_view(plan, base);
   check_view(plan, now);
   const std::span<const Recording> sides[] = {base, now};
   const Unit unit = unit_for(plan, sides);
-  const Profile& base_profile = stages.aggregate(plan, base, unit);
-  const Profile& new_profile = stages.aggregate(plan, now, unit);
+  const Profile& base_profile = stages.aggregate(base, unit);
+  const Profile& new_profile = stages.aggregate(now, unit);
   plan.format->write_diff(out, base_profile, new_profile, plan);
 }
 
-void run_profile(const Plan& plan, std::ostream& out) {
-  if (!plan.format->write) {
-    run_script(plan, out);
-    return;
-  }
-  Stages stages(plan);
-  plan.format->write(out, stages.profile(plan), plan);
+void run_profile(const Plan& plan, Stages& stages, std::ostream& out) {
+  if (plan.format->streams_samples)
+    return run_script(plan, stages, out);
+  plan.format->write(out, stages.profile(), plan);
 }
 
 void run_merge(const Plan& plan) {
@@ -227,27 +238,24 @@ void run_merge(const Plan& plan) {
                static_cast<unsigned long long>(r.samples), plan.output.c_str());
 }
 
-}  // namespace
-
-void write_report(const Plan& plan, std::ostream& out) {
-  switch (plan.command) {
-    case Command::kDump:
-      for (const std::string& in : plan.inputs)
-        write_dump(out, in);
-      return;
-    case Command::kInfo:
-      return run_info(plan, out);
-    case Command::kDiff:
-      return run_diff(plan, out);
-    case Command::kReport:
-    case Command::kMerge:
-      if (plan.header)
-        run_info(plan, out);
-      return run_profile(plan, out);
+// The report of `plan` (any command but merge, which writes no report) to `out`.
+void write_report(const Plan& plan, Stages& stages, std::ostream& out) {
+  if (plan.command == Command::kDump) {
+    for (const std::string& in : plan.inputs)
+      write_dump(out, in);
+  } else if (plan.command == Command::kInfo) {
+    run_info(plan, stages, out);
+  } else if (plan.command == Command::kDiff) {
+    run_diff(plan, stages, out);
+  } else {
+    if (plan.header) {
+      Stages header(plan);
+      run_info(plan, header, out);
+    }
+    run_profile(plan, stages, out);
   }
+  stages.finish();
 }
-
-namespace {
 
 // The inputs' bytes so far, to tell a recording that grows from one whose
 // recorder is gone.
@@ -265,10 +273,8 @@ uint64_t bytes_of(const std::vector<std::string>& paths) {
 // fraction of that), the table redrawn, until the recorder wrote its end,
 // or the file has not grown for 30 s: a recorder killed leaves no end
 // frame, and following it would never end.
-void run_follow(const Plan& given, std::ostream& out) {
+void run_follow(const Plan& plan, std::ostream& out) {
   constexpr int kStillSeconds = 30;
-  Plan plan = given;
-  plan.free_at_end = true;  // a report each second
   const bool terminal = isatty(STDOUT_FILENO);
   uint64_t last_bytes = 0;
   for (int still = 0;; ++still) {
@@ -279,10 +285,10 @@ void run_follow(const Plan& given, std::ostream& out) {
     std::ostringstream table;
     bool ended = true;
     {
-      Stages stages(plan);
-      plan.format->write(table, stages.profile(plan), plan);
-      for (const Recording& r : stages.recordings.back())
-        ended &= r.end.has_value();
+      Stages stages(plan);  // a report each second, each freed after
+      const Profile& p = stages.profile();
+      plan.format->write(table, p, plan);
+      ended = p.summary.ended;
     }
     // Home and clear, as top does; piped, one table after the other.
     out << (terminal ? "\033[H\033[2J" : "") << table.str() << (terminal ? "" : "\n");
@@ -297,20 +303,19 @@ void run_follow(const Plan& given, std::ostream& out) {
   }
 }
 
-// --split: files into -o's directory rather than one stream.
-void run_split(const Plan& plan) {
-  Stages stages(plan);
-  const size_t files =
-      write_pprof_slices(plan.output, stages.profile(plan), plan.split_ns, plan.pprof_labels);
+// --split: the profile's slices as files of -o's directory.
+void run_split(const Plan& plan, Stages& stages) {
+  const size_t files = write_slices(
+      plan.output, stages.profile(), plan.split_ns, plan.format->slice_extension,
+      [&](std::ostream& out, const Profile& slice) { plan.format->write(out, slice, plan); });
+  stages.finish();
   std::fprintf(stderr, "ebprof-report: wrote %s to %s\n",
                count_of(files, "profile", "profiles").c_str(), plan.output.c_str());
 }
 
-void run_planned(const Plan& plan) {
+void run_planned(const Plan& plan, Stages& stages) {
   if (plan.command == Command::kMerge)
     return run_merge(plan);
-  if (plan.split_ns)
-    return run_split(plan);
   // -o naming an input (-i defaults to ebprof.data) would truncate the
   // recording before reading it.
   for (const std::string& in : plan.inputs)
@@ -320,12 +325,18 @@ void run_planned(const Plan& plan) {
     if (plan.follow)
       run_follow(plan, out);
     else
-      write_report(plan, out);
+      write_report(plan, stages, out);
   };
-  // -o: written beside the file and renamed over it when complete, so a
-  // report that fails leaves an existing file as it was.
-  if (!plan.output.empty())
-    return write_replacing(plan.output, "-o", report);
+  switch (plan.sink) {
+    case Sink::kDirectory:
+      return run_split(plan, stages);
+    case Sink::kFile:
+      // Written beside the file and renamed over it when complete, so a
+      // report that fails leaves an existing file as it was.
+      return write_replacing(plan.output, "-o", report);
+    case Sink::kStdout:
+      break;
+  }
   // As gzip does: bytes a terminal would garble, and a user meant to keep.
   if (plan.format->binary && plan.command != Command::kInfo && plan.command != Command::kDump &&
       isatty(STDOUT_FILENO))
@@ -340,7 +351,12 @@ void run_planned(const Plan& plan) {
 
 }  // namespace
 
-void run_report(const Plan& plan) {
+void write_report(const Plan& plan, std::ostream& out) {
+  Stages stages(plan);
+  write_report(plan, stages, out);
+}
+
+KeptStages run_report(const Plan& plan) {
   MemoryBudget budget(plan.max_memory);
   auto over_budget = [&] {
     budget.lift();
@@ -350,7 +366,9 @@ void run_report(const Plan& plan) {
                  " (--max-memory sets it; --time, --pid and --comm read less of a recording)");
   };
   try {
-    run_planned(plan);
+    KeptStages stages(new Stages(plan));
+    run_planned(plan, *stages);
+    return stages;
   } catch (const std::bad_alloc&) {
     throw over_budget();
   } catch (const std::system_error& e) {

@@ -13,32 +13,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/dwarf_cfi.h"
 #include "common/elf_file.h"
 #include "report/symbolize/inflated_cache.h"
 #include "report/symbolize/inflated_elf.h"
 
 namespace ebprof::report {
 namespace {
-
-// The file given is the only place to look: the caller finds separate
-// debuginfo itself (the standard callbacks would search /usr/lib/debug and
-// ask debuginfod servers, making answers depend on the machine).
-int no_elf(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) {
-  return -1;
-}
-
-int no_separate_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*,
-                          GElf_Word, char**) {
-  return -1;
-}
-
-// Dwfl keeps a pointer to its callbacks: they live as long as the program.
-const Dwfl_Callbacks kCallbacks = {
-    .find_elf = no_elf,
-    .find_debuginfo = no_separate_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = nullptr,
-};
 
 // libdw can open an ELF file with no DWARF units (only .debug_frame, say),
 // which has nothing to say about functions or lines.
@@ -317,7 +298,7 @@ std::optional<DwarfLines> DwarfLines::open(const std::string& path, const Inflat
   struct stat st {};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return std::nullopt;
-  DwflHandle dwfl(dwfl_begin(&kCallbacks));
+  DwflHandle dwfl(dwfl_begin(&offline_callbacks()));
   if (!dwfl)
     return std::nullopt;
   // dwfl_report_elf at base 0, adding p_vaddr, puts module addresses on

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <span>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/model/frame.h"
 
 namespace ebprof::report {

@@ -1,62 +1,50 @@
 #pragma once
 
-// The symbolize stage: recorded stacks to named frames, interned in a
+// The symbolize stage: recorded addresses to named frames, interned in a
 // report's FrameTable. One symbolizer serves every recording of a report,
 // so each file is opened, and each server asked, once per report; what is
-// a recording's own (kallsyms, maps, JIT maps) is passed in with each
-// stack.
+// a recording's own (kallsyms, maps, JIT maps) comes with each address.
 
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
 #include "report/locate/options.h"
 #include "report/model/profile.h"
 #include "report/symbolize/user_names.h"
-#include "report/unwind/unwinder.h"
 
 namespace ebprof::report {
 
 class Symbolizer {
  public:
-  Symbolizer(SymbolizeOptions options, std::shared_ptr<FrameTable> table);
+  Symbolizer(SymbolizeOptions options, FileFinder& files, std::shared_ptr<FrameTable> table);
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
-  // The frames of `ref`, a stack of `recording`: kernel frames, then user
-  // frames, leaf first. Each distinct ref is named once; with windows,
-  // each distinct outcome of their unwinding.
-  FrameView stack(const Recording& recording, const StackRef& ref);
+  // The interned frames of the frame of `kind` at `address` in a stack
+  // `ref` of `recording`: a kernel address is one frame, a native one with
+  // DWARF at hand also each function inlined there, innermost first.
+  // `lookup` is what to search for (a return address less one: the call).
+  // Each is named once however many stacks hold it: a profile of 300k
+  // distinct stacks holds a few thousand addresses.
+  const std::vector<uint32_t>& frames_at(const Recording& recording, const StackRef& ref,
+                                         FrameKind kind, uint64_t address, uint64_t lookup);
 
-  // Starts opening the DWARF the frames of `ref` (with a window: one
-  // unwinder().unwind_all() gave) will be named from, for stack() to find
-  // it open: a report prepares stacks as they are read (`recording` may
-  // still be loading) and every stack before naming any. The binaries a
-  // profile runs through show up in its first stacks, so only so many
-  // addresses are looked at; stack() opens whatever they missed.
-  void prepare(const Recording& recording, const StackRef& ref);
+  // Starts opening the DWARF a native address of `ref`'s process will be
+  // named from, for frames_at() to find it open. The binaries a profile
+  // runs through show up in its first stacks, so only so many addresses
+  // are looked at; frames_at() opens whatever they missed.
+  void prefetch(const Recording& recording, const StackRef& ref, uint64_t lookup);
 
-  const std::shared_ptr<FrameTable>& table() const { return table_; }
-  Unwinder& unwinder() { return unwinder_; }
+  FrameTable& table() { return *table_; }
+  const std::shared_ptr<FrameTable>& shared_table() const { return table_; }
 
  private:
-  // The interned frames of `ref`, leaf first.
-  std::vector<uint32_t> name(const Recording& recording, const StackRef& ref);
-  // The interned frames at one address of `ref`'s process (of its
-  // recording's kernel), named once however many stacks hold it: a
-  // profile of 300k distinct stacks holds a few thousand addresses.
-  const std::vector<uint32_t>& frames_at(const Recording& recording, const StackRef& ref,
-                                         bool kernel, uint64_t address, uint64_t lookup);
-
   SymbolizeOptions options_;
-  FileFinder files_;
   UserNames user_;
-  Unwinder unwinder_;
   std::shared_ptr<FrameTable> table_;
-  std::unordered_map<StackRef, FrameView, StackRefHash> cache_;
-  std::unordered_map<uint32_t, FrameView> unwound_;  // --call-graph dwarf: by outcome id
   struct AddressKey {
     uint32_t source, pid, capture;  // pid and capture UINT32_MAX for kernel addresses
     uint64_t address, lookup;
@@ -69,9 +57,7 @@ class Symbolizer {
     }
   };
   std::unordered_map<AddressKey, std::vector<uint32_t>, AddressKeyHash> frames_at_;
-  size_t prefetch_budget_ = 100'000;  // addresses prepare() may still look up
-  std::unordered_set<uint32_t> prefetched_outcomes_;
-  std::unordered_set<StackRef, StackRefHash> prefetched_stacks_;
+  size_t prefetch_budget_ = 100'000;  // addresses prefetch() may still look up
 };
 
 }  // namespace ebprof::report

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "report/load/recording.h"
+#include "report/model/process_maps.h"
 #include "report/symbolize/demangle.h"
 
 namespace ebprof::report {
@@ -80,8 +80,8 @@ Frame UserNames::name_in_file(const ProcessSymbols& space, const format::Mapping
 Frame UserNames::locate(const ProcessSymbols& space, uint64_t address, uint64_t lookup,
                         Located* located) {
   if (space.captures.empty())
-    return unnamed(FrameKind::kUser, UnnamedReason::kMapsNotRecorded, "[unknown]", address);
-  const format::Mapping* m = find_mapping(space.captures, lookup);
+    return unnamed(FrameKind::kNative, UnnamedReason::kMapsNotRecorded, "[unknown]", address);
+  const format::Mapping* m = mapping_in(space.captures, lookup);
   // JIT code: named from the process's perf map, if it was recorded.
   if ((!m || m->path.empty()) && space.jit)
     if (const ElfSymbol* sym = find_symbol(*space.jit, lookup)) {
@@ -98,7 +98,7 @@ Frame UserNames::locate(const ProcessSymbols& space, uint64_t address, uint64_t 
       return f;
     }
   if (!m)
-    return unnamed(FrameKind::kUser, unmapped_reason(space.captures.front().maps_error),
+    return unnamed(FrameKind::kNative, unmapped_reason(space.captures.front().maps_error),
                    "[unknown]", address);
   // Anonymous executable memory is JIT code, named only by a perf map.
   if (m->path.empty()) {
@@ -123,7 +123,7 @@ const std::vector<SourceFrame>& UserNames::source_frames(const std::string& file
 }
 
 void UserNames::prefetch(const ProcessSymbols& space, uint64_t lookup) {
-  const format::Mapping* m = find_mapping(space.captures, lookup);
+  const format::Mapping* m = mapping_in(space.captures, lookup);
   if (!m || m->path.empty() || m->path[0] != '/' || !prefetched_.insert(m).second)
     return;
   // Servers are asked now, all at once; their answers are waited for when

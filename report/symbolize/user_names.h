@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/elf_file.h"
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/locate/file_finder.h"
 #include "report/locate/options.h"
 #include "report/model/frame.h"

@@ -7,24 +7,11 @@
 #include <cstring>
 #include <set>
 
+#include "common/dwarf_cfi.h"
 #include "report/unwind/cfi_elf.h"
 
 namespace ebprof::report {
 namespace {
-
-// libdwfl looks for ELF files and debuginfo itself unless told not to:
-// the report decides which file names a module, by build-id.
-int find_nothing(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*, GElf_Word,
-                 char**) {
-  return -1;
-}
-
-const Dwfl_Callbacks kCallbacks = {
-    .find_elf = nullptr,
-    .find_debuginfo = find_nothing,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = nullptr,
-};
 
 pid_t next_thread(Dwfl*, void* arg, void** thread) {
   if (*thread)
@@ -88,7 +75,7 @@ void AddressSpace::DwflEnd::operator()(Dwfl* dwfl) const {
 
 AddressSpace::AddressSpace(const Recording& r, std::span<const format::ProcessInfo> captures,
                            FileFinder& files, std::unordered_map<std::string, UniqueFd>& cfi_files)
-    : dwfl_(dwfl_begin(&kCallbacks)) {
+    : dwfl_(dwfl_begin(&offline_callbacks())) {
   if (!dwfl_)
     return;
   dwfl_report_begin(dwfl_.get());
@@ -204,8 +191,8 @@ int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
   return DWARF_CB_OK;
 }
 
-UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& w, Walker walker) {
-  UnwoundStack out;
+Walk AddressSpace::unwind(const Recording& r, const format::UserWindow& w, Walker walker) {
+  Walk out;
   if (w.abi == format::UserAbi::k32) {
     out.end = UnnamedReason::k32BitTask;
     return out;
@@ -220,12 +207,12 @@ UnwoundStack AddressSpace::unwind(const Recording& r, const format::UserWindow& 
   window_ = &w;
   block_index_ = UINT64_MAX;
   if (walker == Walker::kRules)
-    if (std::optional<UnwoundStack> fast = walk_by_rules())
+    if (std::optional<Walk> fast = walk_by_rules())
       return std::move(*fast);
   return walk_with_libdwfl();
 }
 
-std::optional<UnwoundStack> AddressSpace::walk_by_rules() {
+std::optional<Walk> AddressSpace::walk_by_rules() {
   uint64_t pc = 0, sp = 0, fp = 0;
   bool have_pc = false, have_sp = false, have_fp = false;
   const std::vector<uint16_t>& numbers = recording_->info.user_registers;
@@ -239,7 +226,7 @@ std::optional<UnwoundStack> AddressSpace::walk_by_rules() {
   }
   if (!have_pc || !have_sp)
     return std::nullopt;
-  UnwoundStack out;
+  Walk out;
   read_past_end_ = read_outside_ = false;
   // As libdwfl: the first frame by its address, the others by the call
   // (return address - 1).
@@ -277,9 +264,9 @@ std::optional<UnwoundStack> AddressSpace::walk_by_rules() {
   }
 }
 
-UnwoundStack AddressSpace::walk_with_libdwfl() {
+Walk AddressSpace::walk_with_libdwfl() {
   ++libdwfl_walks_;
-  UnwoundStack out;
+  Walk out;
   pcs_.clear();
   last_sp_ = 0;
   read_past_end_ = read_outside_ = false;

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
+#include "report/unwind/dwarf_unwinder.h"
 #include "report/unwind/step_rules.h"
-#include "report/unwind/unwinder.h"
 
 struct Dwfl;
 struct Dwfl_Frame;
@@ -39,8 +39,8 @@ class AddressSpace {
   enum class Walker : uint8_t { kRules, kLibdwfl };
 
   // The frames of `window` (of `recording`), leaf first.
-  UnwoundStack unwind(const Recording& recording, const format::UserWindow& window,
-                      Walker walker = Walker::kRules);
+  Walk unwind(const Recording& recording, const format::UserWindow& window,
+              Walker walker = Walker::kRules);
 
   // How many walks libdwfl made: those the rules could not, and those
   // asked of it.
@@ -58,8 +58,8 @@ class AddressSpace {
   bool read_word(uint64_t address, uint64_t& value);
   // The walk by step rules alone, the fast way; nullopt where a step
   // needs libdwfl, which then walks the whole window.
-  std::optional<UnwoundStack> walk_by_rules();
-  UnwoundStack walk_with_libdwfl();
+  std::optional<Walk> walk_by_rules();
+  Walk walk_with_libdwfl();
   // Why a walk ended, from the reads of its last step.
   UnnamedReason end_of_walk() const;
 

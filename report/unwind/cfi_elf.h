@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/unique_fd.h"
-#include "format/recording.h"
+#include "format/contents.h"
 
 namespace ebprof::report {
 

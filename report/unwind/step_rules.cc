@@ -6,7 +6,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "format/recording.h"
+#include "common/dwarf_cfi.h"
+#include "format/contents.h"
 
 namespace ebprof::report {
 namespace {
@@ -33,21 +34,14 @@ std::optional<StepRule> rule_of(Dwarf_Frame* frame) {
   StepRule rule;
   Dwarf_Op* ops = nullptr;
   size_t nops = 0;
-  if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1)
+  if (dwarf_frame_cfa(frame, &ops, &nops) != 0)
     return std::nullopt;
-  unsigned base = 0;
-  if (ops[0].atom == DW_OP_bregx) {
-    base = static_cast<unsigned>(ops[0].number);
-    rule.cfa_offset = static_cast<int64_t>(ops[0].number2);
-  } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-    base = ops[0].atom - DW_OP_breg0;
-    rule.cfa_offset = static_cast<int64_t>(ops[0].number);
-  } else {
+  const std::optional<CfaRule> cfa = cfa_rule(ops, nops);
+  if (!cfa || (cfa->base_register != format::kDwarfRsp && cfa->base_register != format::kDwarfRbp))
     return std::nullopt;
-  }
-  if (base != format::kDwarfRsp && base != format::kDwarfRbp)
-    return std::nullopt;
-  rule.cfa_base = base == format::kDwarfRsp ? StepRule::Base::kRsp : StepRule::Base::kRbp;
+  rule.cfa_offset = cfa->offset;
+  rule.cfa_base =
+      cfa->base_register == format::kDwarfRsp ? StepRule::Base::kRsp : StepRule::Base::kRbp;
 
   // Undefined: *nops 0 with *ops the caller's array; same value: *ops null.
   Dwarf_Op mem[3];

@@ -33,7 +33,7 @@ CallGraphOptions parse_call_graph(const std::string& spec);
 // A row's self samples on one stack: `count` of them, whose leaf frame is
 // the row's.
 struct CallChain {
-  const Stack* stack;
+  const ProfileStack* stack;
   uint64_t count;
 };
 

@@ -27,7 +27,7 @@ FlameKind kind_of(const Frame& f) {
 std::vector<FlameStack> flame_stacks(const Profile& profile) {
   std::vector<FlameStack> out;
   out.reserve(profile.stacks.size());
-  for (const Stack& s : profile.stacks)
+  for (const ProfileStack& s : profile.stacks)
     out.push_back({profile.comm(s.key), s.frames, static_cast<double>(s.values.count), 0});
   return out;
 }

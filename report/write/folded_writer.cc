@@ -126,7 +126,7 @@ void FoldedLines::write(std::ostream& out, size_t index) const {
 void write_folded(std::ostream& out, const Profile& profile, const FoldedOptions& options) {
   FoldedLines lines(options);
   std::vector<uint64_t> counts;
-  for (const Stack& s : profile.stacks) {
+  for (const ProfileStack& s : profile.stacks) {
     const size_t line = lines.add(profile.comm(s.key), s.key.stack.pid, s.frames);
     counts.resize(lines.size());
     counts[line] += s.values.count;

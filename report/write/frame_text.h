@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/model/frame.h"
 #include "report/model/profile.h"
 

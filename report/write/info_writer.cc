@@ -3,7 +3,7 @@
 #include <cinttypes>
 
 #include "common/text.h"
-#include "format/recording.h"
+#include "format/contents.h"
 #include "report/write/frame_text.h"
 
 namespace ebprof::report {

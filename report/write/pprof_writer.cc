@@ -1,14 +1,11 @@
 #include "report/write/pprof_writer.h"
 
-#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <span>
 #include <string>
@@ -16,7 +13,6 @@
 #include <unordered_map>
 
 #include "common/error.h"
-#include "common/output_file.h"
 #include "common/text.h"
 #include "report/pprof.pb.h"
 #include "report/write/frame_text.h"
@@ -175,7 +171,7 @@ Values describe(Builder& b, const RecordingSummary& info, std::span<const Side> 
   }
   // pprof shows the last type first, so -top ranks where time went.
   for (const Side& side : sides)
-    for (const Stack& s : side.profile.stacks)
+    for (const ProfileStack& s : side.profile.stacks)
       v.off_cpu |= s.key.state != ThreadState::kOnCpu;
   if (v.off_cpu)
     b.value_type(p.add_sample_type(), "off_cpu", "nanoseconds");
@@ -194,8 +190,8 @@ Values describe(Builder& b, const RecordingSummary& info, std::span<const Side> 
 // heaviest stack, the user frame at the lowest address is the best guess
 // (executables load below shared libraries, PIE or not).
 void add_main_binary(Builder& b, const Profile& profile) {
-  const Stack* heaviest = nullptr;
-  for (const Stack& s : profile.stacks)
+  const ProfileStack* heaviest = nullptr;
+  for (const ProfileStack& s : profile.stacks)
     if (!heaviest || s.values.count > heaviest->values.count)
       heaviest = &s;
   const Frame* main_binary = nullptr;
@@ -223,7 +219,7 @@ void add_locations(Builder& b, const FrameView& frames, pp::Sample* sample) {
 void add_samples(Builder& b, const Side& side, const Values& v) {
   const int64_t pid_key = b.str("pid"), tid_key = b.str("tid"), comm_key = b.str("comm"),
                 cpu_key = b.str("cpu"), cgroup_key = b.str("cgroup"), side_key = b.str("side");
-  for (const Stack& s : side.profile.stacks) {
+  for (const ProfileStack& s : side.profile.stacks) {
     pp::Sample* sample = b.profile().add_sample();
     add_locations(b, s.frames, sample);
     const double scaled = static_cast<double>(s.values.count) * side.factor;
@@ -274,39 +270,6 @@ void write_profile(std::ostream& out, const RecordingSummary& info, std::span<co
 }
 
 }  // namespace
-
-size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64_t split_ns,
-                          PprofLabels labels) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw_errno("cannot make the directory " + dir + " (-o)", errno);
-  struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw Error("-o " + dir + " is not a directory: --split writes one file per slice into one");
-  std::map<uint32_t, Profile> slices;
-  for (const Stack& s : profile.stacks) {
-    auto [it, inserted] = slices.try_emplace(s.key.slice);
-    if (inserted)
-      it->second = Profile{profile.summary, profile.unit, profile.names, profile.frames, {}};
-    it->second.stacks.push_back(s);
-  }
-  for (auto& entry : slices) {
-    // Named, not bound: a lambda below takes it, which clang 14 refuses
-    // for a structured binding.
-    const uint32_t slice = entry.first;
-    Profile& part = entry.second;
-    const uint64_t start_ns = uint64_t{slice} * split_ns;
-    part.summary.start_realtime_ns = start_ns;
-    part.summary.duration_s = static_cast<double>(split_ns) / 1e9;
-    const time_t seconds = static_cast<time_t>(start_ns / 1'000'000'000);
-    tm utc{};
-    gmtime_r(&seconds, &utc);
-    char name[32];
-    std::strftime(name, sizeof name, "%Y%m%dT%H%M%SZ.pb.gz", &utc);
-    write_replacing(dir + "/" + name, "-o",
-                    [&](std::ostream& out) { write_pprof(out, part, labels); });
-  }
-  return slices.size();
-}
 
 void write_pprof(std::ostream& out, const Profile& profile, PprofLabels labels) {
   const Side all[] = {{profile, 1, nullptr, labels}};

@@ -33,13 +33,4 @@ void write_pprof(std::ostream& out, const Profile& profile, PprofLabels labels =
 void write_pprof_diff(std::ostream& out, const Profile& base, double base_in_new,
                       const Profile& now);
 
-// --split: one profile per slice of wall-clock time `split_ns` long that
-// holds samples (SampleKey::slice), each in `dir` as YYYYmmddTHHMMSSZ.pb.gz
-// after its slice's start (UTC), with time_nanos and duration_nanos its
-// slice's: what Pyroscope's /ingest and Parca take, one upload each.
-// Returns how many it wrote. Throws Error when `dir` cannot be made or
-// written.
-size_t write_pprof_slices(const std::string& dir, const Profile& profile, uint64_t split_ns,
-                          PprofLabels labels = {});
-
 }  // namespace ebprof::report

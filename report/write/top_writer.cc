@@ -85,7 +85,7 @@ const Column& column(SortKey key) {
 
 // The value of `key` for a sample of `s` whose frame of interest is `f`
 // (null for a stack without frames).
-std::string value(SortKey key, const Profile& p, const Stack& s, const Frame* f) {
+std::string value(SortKey key, const Profile& p, const ProfileStack& s, const Frame* f) {
   switch (key) {
     case SortKey::kComm:
       return p.comm(s.key);
@@ -141,7 +141,7 @@ uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
     return k == SortKey::kDso || k == SortKey::kSymbol;
   });
   std::unordered_map<RowPart, Counts*, RowPartHash> by_part;  // into rows: map nodes stay put
-  auto row_of = [&](const Stack& s, const Frame* f) {
+  auto row_of = [&](const ProfileStack& s, const Frame* f) {
     const RowPart part{s.key.comm, s.key.stack.pid, s.key.tid, s.key.cgroup,
                        s.key.cpu,  s.key.state,     f};
     auto [it, inserted] = by_part.try_emplace(part, nullptr);
@@ -155,7 +155,7 @@ uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
   };
   uint64_t total = 0;
   std::vector<Counts*> seen;
-  for (const Stack& s : p.stacks) {
+  for (const ProfileStack& s : p.stacks) {
     const uint64_t n = s.values.count;
     total += n;
     const Frame* leaf = s.frames.empty() ? nullptr : &s.frames[0];

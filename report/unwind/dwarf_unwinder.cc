@@ -1,12 +1,12 @@
-#include "report/unwind/unwinder.h"
-
-#include "report/unwind/address_space.h"
+#include "report/unwind/dwarf_unwinder.h"
 
 #include <algorithm>
 #include <exception>
 #include <numeric>
 #include <thread>
 #include <tuple>
+
+#include "report/unwind/address_space.h"
 
 namespace ebprof::report {
 namespace {
@@ -15,28 +15,33 @@ namespace {
 // recorded frame-pointer chain may go on: from the frame where both saw
 // the same return address, never from a guess, and only if it has more
 // (a chain that ends there too leaves the walk's reason standing).
-void splice(UnwoundStack& u, std::span<const uint64_t> chain) {
-  if ((u.end != UnnamedReason::kWindowTooSmall && u.end != UnnamedReason::kNoCfi) || u.pcs.empty())
+void splice(Walk& w, std::span<const uint64_t> chain) {
+  if ((w.end != UnnamedReason::kWindowTooSmall && w.end != UnnamedReason::kNoCfi) || w.pcs.empty())
     return;
-  for (size_t j = u.pcs.size() == 1 ? 0 : 1; j + 1 < chain.size(); ++j)
-    if (chain[j] == u.pcs.back()) {
-      u.pcs.insert(u.pcs.end(), chain.begin() + j + 1, chain.end());
-      u.spliced = true;
-      u.end = UnnamedReason::kNone;
+  for (size_t j = w.pcs.size() == 1 ? 0 : 1; j + 1 < chain.size(); ++j)
+    if (chain[j] == w.pcs.back()) {
+      w.pcs.insert(w.pcs.end(), chain.begin() + j + 1, chain.end());
+      w.spliced = true;
+      w.end = UnnamedReason::kNone;
       return;
     }
 }
 
+StackRef without_window(StackRef ref) {
+  ref.window = kNoWindow;
+  return ref;
+}
+
 }  // namespace
 
-Unwinder::Unwinder(FileFinder& files) : files_(files) {}
+DwarfUnwinder::DwarfUnwinder(FileFinder& files) : files_(files) {}
 
-Unwinder::~Unwinder() = default;
+DwarfUnwinder::~DwarfUnwinder() = default;
 
 SpaceCache::SpaceCache() = default;
 SpaceCache::~SpaceCache() = default;
 
-AddressSpace& SpaceCache::get(const Recording& r, const StackRef& ref, Unwinder& unwinder) {
+AddressSpace& SpaceCache::get(const Recording& r, const StackRef& ref, DwarfUnwinder& unwinder) {
   const Key key{ref.source, ref.pid, ref.capture};
   const size_t captures = captures_from(r, ref).size();
   if (auto it = index_.find(key); it != index_.end()) {
@@ -57,40 +62,53 @@ AddressSpace& SpaceCache::get(const Recording& r, const StackRef& ref, Unwinder&
   return *spaces_.front().space;
 }
 
-std::unique_ptr<AddressSpace> Unwinder::make_space(const Recording& r, const StackRef& ref) {
+std::unique_ptr<AddressSpace> DwarfUnwinder::make_space(const Recording& r, const StackRef& ref) {
   std::lock_guard lock(making_);
   return std::make_unique<AddressSpace>(r, captures_from(r, ref), files_, cfi_files_);
 }
 
-UnwoundStack Unwinder::walk(SpaceCache& spaces, const Recording& r,
-                            const IdRuns<format::UserWindow>& windows, const StackRef& ref) {
-  UnwoundStack u;
+Walk DwarfUnwinder::walk(SpaceCache& spaces, const Recording& r,
+                         const IdRuns<format::UserWindow>& windows, const StackRef& ref) {
+  Walk w;
   if (const format::UserWindow* window = windows.find(ref.window)) {
-    u = spaces.get(r, ref, *this).unwind(r, *window);
+    w = spaces.get(r, ref, *this).unwind(r, *window);
     if (const format::Stack* stack = r.stacks.find(ref.stack))
-      splice(u, stack->user);
+      splice(w, stack->user);
   } else {
-    u.end = UnnamedReason::kUnreadableStack;  // lost with a damaged frame
+    w.end = UnnamedReason::kUnreadableStack;  // lost with a damaged frame
   }
-  return u;
+  return w;
 }
 
-const UnwoundStack& Unwinder::unwind(const Recording& r, const StackRef& ref) {
+UnwoundStack DwarfUnwinder::view(const Recording& r, const Outcome& o) {
+  return {.pcs = o.walk.pcs,
+          .end = o.walk.end,
+          .window_bytes = r.info.user_stack_bytes,
+          .from_window = true,
+          .spliced = o.walk.spliced,
+          .stands_for = o.ref};
+}
+
+UnwoundStack DwarfUnwinder::unwind(const Recording& r, const StackRef& ref) {
+  if (ref.window == kNoWindow)
+    return chain_.unwind(r, ref);
   if (auto it = results_.find(ref); it != results_.end())
-    return *it->second;
-  UnwoundStack u = walk(spaces_, r, r.windows, ref);
-  const size_t hash = outcome_hash(ref, u);
-  return keep(ref, std::move(u), hash, true);
+    return view(r, *it->second);
+  Walk w = walk(spaces_, r, r.windows, ref);
+  const size_t hash = outcome_hash(ref, w);
+  return view(r, keep(ref, std::move(w), hash, true));
 }
 
-void Unwinder::unwind_all(const Recording& r, const IdRuns<format::UserWindow>& windows,
-                          std::span<StackRef> refs) {
+void DwarfUnwinder::settle(const Recording& r, const IdRuns<format::UserWindow>& windows,
+                           std::span<StackRef> refs) {
   // What each ref unwinds to: known already, or walked below.
-  std::vector<const UnwoundStack*> outcome(refs.size(), nullptr);
+  std::vector<const Outcome*> outcome(refs.size(), nullptr);
   // The rest, in address-space order: each thread takes a contiguous
   // share, so that it meets few spaces; equal refs walk once.
   std::vector<uint32_t> pending;
   for (size_t i = 0; i < refs.size(); ++i) {
+    if (refs[i].window == kNoWindow)
+      continue;
     if (auto it = results_.find(refs[i]); it != results_.end())
       outcome[i] = it->second;
     else
@@ -113,7 +131,7 @@ void Unwinder::unwind_all(const Recording& r, const IdRuns<format::UserWindow>& 
       {std::max(1u, std::thread::hardware_concurrency()), 4, walks.size() / kPerThread + 1});
   while (worker_spaces_.size() + 1 < threads)
     worker_spaces_.push_back(std::make_unique<SpaceCache>());
-  std::vector<UnwoundStack> found(walks.size());
+  std::vector<Walk> found(walks.size());
   std::vector<size_t> hashes(walks.size());
   std::vector<std::exception_ptr> failed(threads);
   auto share = [&](size_t t, SpaceCache& spaces) {
@@ -135,9 +153,9 @@ void Unwinder::unwind_all(const Recording& r, const IdRuns<format::UserWindow>& 
   for (const std::exception_ptr& e : failed)
     if (e)
       std::rethrow_exception(e);
-  // Kept in the refs' own order: the ids one ref after the other gives.
-  // Only a ref that stands for a new outcome is remembered, so that what
-  // is kept grows with outcomes, not with windows.
+  // Kept in the refs' own order: the outcomes one ref after the other
+  // gives. Only a ref that stands for a new outcome is remembered, so that
+  // what is kept grows with outcomes, not with windows.
   std::vector<uint32_t> by_ref(walks.size());
   std::iota(by_ref.begin(), by_ref.end(), 0);
   std::sort(by_ref.begin(), by_ref.end(),
@@ -149,54 +167,36 @@ void Unwinder::unwind_all(const Recording& r, const IdRuns<format::UserWindow>& 
       outcome[pending[k]] = outcome[pending[k - 1]];  // equal to the one before
   // Each ref becomes the one standing for its outcome.
   for (size_t i = 0; i < refs.size(); ++i)
-    refs[i].window = outcome[i]->window;
+    if (outcome[i])
+      refs[i] = outcome[i]->ref;
 }
 
-size_t Unwinder::outcome_hash(const StackRef& ref, const UnwoundStack& u) {
-  StackRef outcome = ref;
-  outcome.window = kNoWindow;
-  size_t h = StackRefHash{}(outcome);
-  for (uint64_t v : {uint64_t(u.end), uint64_t(u.spliced), uint64_t(u.pcs.size())})
+size_t DwarfUnwinder::outcome_hash(const StackRef& ref, const Walk& w) {
+  size_t h = StackRefHash{}(without_window(ref));
+  for (uint64_t v : {uint64_t(w.end), uint64_t(w.spliced), uint64_t(w.pcs.size())})
     h = hash_combine(h, v);
-  for (uint64_t pc : u.pcs)
+  for (uint64_t pc : w.pcs)
     h = hash_combine(h, pc);
   return h;
 }
 
-const UnwoundStack& Unwinder::keep(const StackRef& ref, UnwoundStack u, size_t hash,
-                                   bool remember) {
-  StackRef outcome = ref;
-  outcome.window = kNoWindow;
-  auto [it, inserted] = outcome_by_hash_.try_emplace(hash, static_cast<uint32_t>(outcomes_.size()));
-  const UnwoundStack* same = inserted ? nullptr : &outcomes_[it->second];
+const DwarfUnwinder::Outcome& DwarfUnwinder::keep(const StackRef& ref, Walk w, size_t hash,
+                                                  bool remember) {
+  auto [it, inserted] = outcome_by_hash_.try_emplace(hash, nullptr);
+  const Outcome* same = it->second;
   // A hash shared by a different outcome (or by the same frames of
   // another address space or recorded stack, which the hash covers but
-  // the comparison cannot see) keeps its own id.
-  if (same && same->pcs == u.pcs && same->end == u.end && same->spliced == u.spliced &&
-      outcome_refs_[same->id] == outcome) {
+  // the comparison cannot see) keeps its own.
+  if (same && same->walk.pcs == w.pcs && same->walk.end == w.end &&
+      same->walk.spliced == w.spliced && without_window(same->ref) == without_window(ref)) {
     if (remember)
       results_[ref] = same;
     return *same;
   }
-  u.id = static_cast<uint32_t>(outcomes_.size());
-  u.window = ref.window;
-  outcomes_.push_back(std::move(u));
-  outcome_refs_.push_back(outcome);
-  return *(results_[ref] = &outcomes_.back());  // it stands for the outcome
-}
-
-UnwindCounts count_unwinding(const Recording& r, Unwinder& unwinder) {
-  UnwindCounts counts;
-  for (const auto& [key, values] : r.counts) {
-    if (key.stack.window == kNoWindow)
-      continue;
-    const UnwoundStack& u = unwinder.unwind(r, key.stack);
-    if (u.end != UnnamedReason::kNone)
-      counts.cut[u.end] += values.count;
-    else
-      (u.spliced ? counts.spliced : counts.full) += values.count;
-  }
-  return counts;
+  const Outcome& made = outcomes_.emplace_back(Outcome{std::move(w), ref});
+  if (inserted)
+    it->second = &made;
+  return *(results_[ref] = &made);  // it stands for the outcome
 }
 
 }  // namespace ebprof::report

@@ -1,0 +1,90 @@
+#include "report/resolve/stack_resolver.h"
+
+#include "common/error.h"
+#include "format/lookup.h"
+
+namespace ebprof::report {
+
+void StackResolver::add(std::unique_ptr<Unwinder> unwinder) {
+  unwinders_.push_back(std::move(unwinder));
+}
+
+Unwinder& StackResolver::unwinder_for(const Recording& r) {
+  if (chosen_.size() <= r.index)
+    chosen_.resize(r.index + 1, nullptr);
+  Unwinder*& chosen = chosen_[r.index];
+  for (size_t i = 0; !chosen && i < unwinders_.size(); ++i)
+    if (unwinders_[i]->unwinds(r.info))
+      chosen = unwinders_[i].get();
+  if (!chosen)
+    throw Error("internal: no unwinder for the native frames of " + r.path);
+  return *chosen;
+}
+
+void StackResolver::settle(const Recording& r, const IdRuns<format::UserWindow>& windows,
+                           std::span<StackRef> refs) {
+  unwinder_for(r).settle(r, windows, refs);
+  for (const StackRef& ref : refs)
+    prepare(r, ref);
+}
+
+void StackResolver::prepare(const Recording& r, const StackRef& ref) {
+  if (ref.stack == kNoStack)
+    return;
+  const UnwoundStack native = unwinder_for(r).unwind(r, ref);
+  if (!prepared_.insert(native.stands_for).second)
+    return;
+  for (size_t i = 0; i < native.pcs.size(); ++i)
+    symbolizer_.prefetch(r, ref, format::lookup_address(native.pcs, i));
+}
+
+FrameView StackResolver::stack(const Recording& r, const StackRef& ref) {
+  const UnwoundStack native = unwinder_for(r).unwind(r, ref);
+  auto [it, inserted] = named_.try_emplace(native.stands_for);
+  if (inserted)
+    it->second = FrameView(table().keep(name(r, ref, native)), &table());
+  return it->second;
+}
+
+std::vector<uint32_t> StackResolver::name(const Recording& r, const StackRef& ref,
+                                          const UnwoundStack& native) {
+  const format::Stack* stack = r.stacks.find(ref.stack);
+  if (!stack) {
+    // An id defined in a damaged frame the reader skipped.
+    return {table().intern(Frame{.reason = UnnamedReason::kStackLost, .module = "[unknown]"})};
+  }
+  std::vector<uint32_t> ids;
+  ids.reserve(stack->kernel.size() + native.pcs.size() + 1);
+  auto add = [&](FrameKind kind, std::span<const uint64_t> pcs) {
+    for (size_t i = 0; i < pcs.size(); ++i) {
+      const std::vector<uint32_t>& at =
+          symbolizer_.frames_at(r, ref, kind, pcs[i], format::lookup_address(pcs, i));
+      ids.insert(ids.end(), at.begin(), at.end());
+    }
+  };
+  add(FrameKind::kKernel, stack->kernel);
+  add(FrameKind::kNative, native.pcs);
+  if (native.end != UnnamedReason::kNone)
+    ids.push_back(table().intern(Frame{.kind = FrameKind::kStackEnd,
+                                       .reason = native.end,
+                                       .offset = native.window_bytes,
+                                       .module = "[truncated]"}));
+  return ids;
+}
+
+UnwindCounts StackResolver::count_unwinding(const Recording& r) {
+  UnwindCounts counts;
+  Unwinder& unwinder = unwinder_for(r);
+  for (const auto& [key, values] : r.counts) {
+    const UnwoundStack u = unwinder.unwind(r, key.stack);
+    if (!u.from_window)
+      continue;
+    if (u.end != UnnamedReason::kNone)
+      counts.cut[u.end] += values.count;
+    else
+      (u.spliced ? counts.spliced : counts.full) += values.count;
+  }
+  return counts;
+}
+
+}  // namespace ebprof::report
