@@ -111,7 +111,8 @@ SHARED LOSSES_MAP losses SEC(".maps");
  * array (32 KiB at most), so a plain array with a slot per CPU. */
 struct ebprof_stack_sample {
 	struct ebprof_sample s;
-	__u8 stack[EBPROF_MAX_USER_STACK + 4 * EBPROF_STACK_CHUNK]; /* slack the verifier needs */
+	/* Python frames, then the stack, and the slack the verifier needs. */
+	__u8 stack[EBPROF_MAX_USER_STACK + 8 * EBPROF_STACK_CHUNK];
 };
 #define STACK_SCRATCH_MAP                                                                          \
 	struct {                                                                                   \
@@ -193,6 +194,8 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	s->flags = 0;
 	s->user_stack_bytes = 0;
 	s->user_abi = EBPROF_ABI_NONE;
+	s->python_frames = 0;
+	s->python_end = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);
@@ -247,7 +250,7 @@ struct stack_copy {
 			n = c->step;                                                               \
 		/* No-ops at run time: bounds the verifier sees. */                                \
 		n &= 2 * EBPROF_STACK_CHUNK - 1;                                                   \
-		at = (c->dst & 0xfff) + (c->got & 0xffff);                                         \
+		at = (c->dst & 0x1fff) + (c->got & 0xffff);                                        \
 		if (bpf_probe_read_user(slot + at, n, (void *)(c->sp + c->got)) == 0) {            \
 			c->got += n;                                                               \
 			return 0;                                                                  \
@@ -279,7 +282,9 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 	__u64 sp = BPF_CORE_READ(regs, sp);
 	__u64 top = BPF_CORE_READ(task, mm, start_stack);
 	__u32 want = user_stack_bytes;
-	__u32 nf = ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f));
+	/* Native frames, then two words a Python frame. */
+	__u32 nf = ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f)) +
+		   2 * (s->python_frames & 0xff);
 
 	s->user_regs[0] = BPF_CORE_READ(regs, ip);
 	s->user_regs[1] = sp;
@@ -317,10 +322,11 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 }
 
 /* Sends a record to the recorder, through the ring buffer or this CPU's
- * perf buffer; counts it as lost when there is no room. */
-static __always_inline void emit(void *ctx, struct ebprof_sample *s, __u64 size)
+ * perf buffer; counts it as lost when there is no room. With `wake`, the
+ * recorder is woken now rather than at its next poll. */
+static __always_inline void emit_waking(void *ctx, struct ebprof_sample *s, __u64 size, bool wake)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	__u64 flags = wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 
 	if (use_perfbuf) {
 		/* Wakeups are the perf event's watermark. */
@@ -334,6 +340,11 @@ static __always_inline void emit(void *ctx, struct ebprof_sample *s, __u64 size)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, s, size, flags))
 		count_loss(EBPROF_LOSS_RINGBUF_FULL);
+}
+
+static __always_inline void emit(void *ctx, struct ebprof_sample *s, __u64 size)
+{
+	emit_waking(ctx, s, size, false);
 }
 
 #endif

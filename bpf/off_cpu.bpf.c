@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Off-CPU time (--off-cpu) and, with --wakers, who ended each wait. */
 #include "common.bpf.h"
+#include "python.bpf.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
@@ -89,13 +90,16 @@ static __always_inline __u32 reported_state(long state)
  * the recorder from the kernel's BTF. */
 const volatile bool switch_has_prev_state = false;
 
-/* The leaving thread's user registers and stack, sent now: too large to
- * keep in off_cpu_start until the interval ends. Its interval's record
- * names it by the time it left. */
+PYTHON_STEP(python_switch_step, switch_stack_scratch)
+
+/* The leaving thread's Python frames, user registers and stack, sent now:
+ * too large to keep in off_cpu_start until the interval ends. Its
+ * interval's record names it by the time it left. */
 static __always_inline void send_switch_window(void *ctx, const struct ebprof_sample *left)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct ebprof_stack_sample *w = bpf_map_lookup_elem(&switch_stack_scratch, &cpu);
+	bool wake = false;
 	__u64 size;
 
 	if (!w)
@@ -109,10 +113,15 @@ static __always_inline void send_switch_window(void *ctx, const struct ebprof_sa
 	w->s.blocked_ns = 0;
 	w->s.cgroup_id = left->cgroup_id;
 	w->s.state = w->s.stack_losses = w->s.peer = w->s.flags = 0;
+	w->s.user_stack_bytes = 0;
+	w->s.user_abi = EBPROF_ABI_NONE;
 	__builtin_memcpy(w->s.comm, left->comm, sizeof(w->s.comm));
-	size = EBPROF_SAMPLE_HEADER_SIZE + take_user_window(w, true);
+	size = EBPROF_SAMPLE_HEADER_SIZE +
+	       take_python_frames(w, left->tgid, left->tid, 1, python_switch_step, &wake);
+	if (user_stack_bytes)
+		size += take_user_window(w, true);
 	if (size <= sizeof(*w))
-		emit(ctx, &w->s, size);
+		emit_waking(ctx, &w->s, size, wake);
 }
 
 /* `prev` (the current task) leaves the CPU in `state` (enum
@@ -173,7 +182,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, __u32 
 		count_loss(EBPROF_LOSS_OFF_CPU_FULL);
 		return 0;
 	}
-	if (user_stack_bytes && tgid)
+	if (tgid && (user_stack_bytes || bpf_map_lookup_elem(&python_procs, &tgid)))
 		send_switch_window(ctx, s);
 	return 0;
 }

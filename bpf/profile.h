@@ -20,6 +20,8 @@
  * in it) again in pieces, so that a fault near the end keeps what was read. */
 #define EBPROF_STACK_CHUNK 1024
 #define EBPROF_STACK_PIECE 64
+/* The most interpreter frames a record holds (a recursion 100 deep fits). */
+#define EBPROF_MAX_PY_FRAMES 160
 
 /* ebprof_sample.user_abi: what the registers and stack are. */
 enum ebprof_abi {
@@ -60,6 +62,52 @@ enum ebprof_kind {
 
 /* ebprof_sample.flags of an off-CPU record: its waker's record follows. */
 #define EBPROF_WAKER_FOLLOWS 1
+/* ebprof_sample.flags: the thread held the GIL of its Python interpreter. */
+#define EBPROF_HOLDS_GIL 2
+
+/* How a walk of CPython's frames ended (ebprof_sample.python_end). */
+enum ebprof_python_end {
+	EBPROF_PY_NONE = 0,	  /* not a Python process the recorder knows */
+	EBPROF_PY_COMPLETE = 1,	  /* at the thread's first frame */
+	EBPROF_PY_NO_THREAD = 2,  /* no thread state: not a Python thread, or not yet one */
+	EBPROF_PY_UNREADABLE = 3, /* a read of the process's memory failed */
+	EBPROF_PY_NOT_CODE = 4,	  /* a frame whose code is no code object: the walk stops */
+	EBPROF_PY_TOO_DEEP = 5,	  /* more than EBPROF_MAX_PY_FRAMES frames */
+	EBPROF_PY_ENDS = 6,
+};
+
+/* Where CPython keeps what the walk reads, for one process (the map
+ * python_procs, by tgid), as the recorder found it: the addresses of
+ * _PyRuntime and PyCode_Type, and the offsets of its version's layout
+ * (the recorder's table has a row per version). */
+struct ebprof_python_proc {
+	unsigned long long runtime;	  /* &_PyRuntime */
+	unsigned long long code_type;	  /* &PyCode_Type */
+	unsigned long long wake_until_ns; /* every sample wakes the recorder until then */
+	unsigned int tsd_offset;   /* from fsbase: glibc's pthread_getspecific slot 0's value */
+	unsigned short tstate_current;	/* in _PyRuntime: the thread state holding the GIL */
+	unsigned short tss_key;		/* in _PyRuntime: the pthread key of each thread's state */
+	unsigned short thread_id;	/* in PyThreadState: its native thread id */
+	unsigned short thread_cframe;	/* in PyThreadState: its _PyCFrame */
+	unsigned short cframe_frame;	/* in _PyCFrame: the current _PyInterpreterFrame */
+	unsigned short frame_code;	/* in _PyInterpreterFrame: f_code */
+	unsigned short frame_previous;	/* previous */
+	unsigned short frame_instr;	/* prev_instr */
+	unsigned short frame_entry;	/* is_entry (a byte) */
+	unsigned short frame_owner;	/* owner (a byte) */
+	unsigned short code_flags;	/* in PyCodeObject: co_flags (an int) */
+	unsigned short code_argcount;
+	unsigned short code_kwonly;
+	unsigned short code_firstline;
+	unsigned short code_bytecode;	/* where the instructions start (tp_basicsize) */
+	unsigned short max_owner;	/* the highest frame owner a walk goes through */
+};
+
+/* One interpreter frame in a record: the code object's address with the
+ * entry flag in its top bit, then the instruction index (lasti, signed) in
+ * the high half and a checksum of the code object's fixed fields (argument
+ * counts, flags, first line) in the low half. */
+#define EBPROF_PY_ENTRY (1ULL << 63)
 
 /* Why a thread left the CPU (--off-cpu), from its state at the switch. */
 enum ebprof_block_state {
@@ -74,7 +122,9 @@ enum ebprof_block_state {
 /* One record as sent through the ring or perf buffer. Only the header and the
  * kernel_frames + user_frames used entries of ips are sent: kernel frames
  * first (leaf first), then user frames (leaf first), of the kinds
- * EBPROF_FRAME_KERNEL and EBPROF_FRAME_NATIVE (frame_kind.h); then, with
+ * EBPROF_FRAME_KERNEL and EBPROF_FRAME_NATIVE (frame_kind.h); then the
+ * python_frames interpreter frames (EBPROF_FRAME_PYTHON), two words each,
+ * innermost first; then, with
  * --call-graph dwarf, user_stack_bytes of the user stack from its stack
  * pointer up. */
 struct ebprof_sample {
@@ -96,10 +146,13 @@ struct ebprof_sample {
 	unsigned int flags;	       /* EBPROF_WAKER_FOLLOWS */
 	unsigned int user_stack_bytes; /* --call-graph dwarf: stack bytes after the frames */
 	unsigned int user_abi;	       /* enum ebprof_abi of user_regs */
+	unsigned short python_frames;  /* interpreter frames after the native ones */
+	unsigned short python_end;     /* enum ebprof_python_end */
+	unsigned int reserved;
 	unsigned long long user_regs[EBPROF_USER_REGS];
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];
 };
 
-#define EBPROF_SAMPLE_HEADER_SIZE 152
+#define EBPROF_SAMPLE_HEADER_SIZE 160
 
 #endif

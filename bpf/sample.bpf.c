@@ -8,8 +8,11 @@
  * This unit also defines what common.bpf.h declares for all of them. */
 #define EBPROF_DEFINE_SHARED
 #include "common.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+PYTHON_STEP(python_sample_step, stack_scratch)
 
 /* Takes the stacks of the current task into one record, with its user
  * registers and user_stack_bytes of its user stack (all a leaf repair
@@ -22,6 +25,7 @@ static __always_inline int take_stack(void *ctx)
 	__u32 tid = (__u32)id;
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct ebprof_stack_sample *w;
+	bool wake = false;
 	__u64 size;
 
 	if (!wanted(tgid, tid))
@@ -30,11 +34,13 @@ static __always_inline int take_stack(void *ctx)
 	if (!w)
 		return 0;
 	size = fill_current(ctx, &w->s, tgid, tid, EBPROF_KIND_SAMPLE);
+	if (tgid != 0)
+		size += take_python_frames(w, tgid, tid, 0, python_sample_step, &wake);
 	if (tgid != 0 && user_stack_bytes)
 		size += take_user_window(w, false);
 	count_stack_losses(w->s.stack_losses);
 	if (size <= sizeof(*w))
-		emit(ctx, &w->s, size);
+		emit_waking(ctx, &w->s, size, wake);
 	return 0;
 }
 

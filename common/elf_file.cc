@@ -232,6 +232,29 @@ ElfSymbolTable::ElfSymbolTable(ElfIdentity identity, std::vector<LoadSegment> se
   symbols_.erase(kept, symbols_.end());
 }
 
+ElfExports read_exports(const std::string& path, std::span<const std::string_view> names) {
+  OpenElf elf = open_elf(path);
+  ElfExports out{identity_of(elf.elf.get(), path), load_segments(elf.elf.get(), path), {}};
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.elf.get(), scn));) {
+    GElf_Shdr shdr;
+    Elf_Data* data = nullptr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || shdr.sh_entsize == 0 ||
+        !(data = elf_getdata(scn, nullptr)))
+      continue;
+    for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym))
+        break;
+      const char* name = elf_strptr(elf.elf.get(), shdr.sh_link, sym.st_name);
+      if (sym.st_shndx == SHN_UNDEF || !name ||
+          std::find(names.begin(), names.end(), std::string_view(name)) == names.end())
+        continue;
+      out.symbols.push_back({sym.st_value, sym.st_size, name});
+    }
+  }
+  return out;
+}
+
 ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
   OpenElf elf = open_elf(path);
   std::vector<LoadSegment> segments = load_segments(elf.elf.get(), path);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ebprof {
@@ -53,6 +54,17 @@ struct ElfLayout {
   std::vector<LoadSegment> segments;
 };
 ElfLayout read_elf_layout(const std::string& path);
+
+// The exported (.dynsym) symbols of `path` named in `names`, of any type
+// (data as well as functions), with their loadable segments: what finds a
+// runtime's own structures in a process. Throws Error when `path` is not
+// a readable regular ELF file.
+struct ElfExports {
+  ElfIdentity identity;
+  std::vector<LoadSegment> segments;
+  std::vector<ElfSymbol> symbols;  // those of `names` it exports, in no order
+};
+ElfExports read_exports(const std::string& path, std::span<const std::string_view> names);
 
 // An ELF file's call frame information: .eh_frame and its index
 // .eh_frame_hdr, at their virtual addresses (pc-relative encodings in them

@@ -28,6 +28,7 @@ inline constexpr size_t kMaxLoadSegments = 256;  // ELF files have a handful
 enum class FrameKind : uint8_t {
   kKernel = EBPROF_FRAME_KERNEL,  // Stack::kernel: the kernel image or a module
   kNative = EBPROF_FRAME_NATIVE,  // Stack::user: a function in a mapped file, or outside every mapping
+  kPython = EBPROF_FRAME_PYTHON,  // Stack::python: a CPython function, at a line
   // The report's:
   kInlined = 64,    // a function inlined into the next frame, at the same address (DWARF)
   kJit,             // native code in anonymous memory: named from the process's perf map, or not at all
@@ -127,6 +128,18 @@ inline constexpr std::string_view kMapsErrorExited = "process exited before its 
 inline constexpr std::string_view kMapsErrorForkedUnread =
     "forked from a process whose maps were never read";
 
+// The CPython interpreter a process runs (format 1.8).
+struct PythonRuntime {
+  uint32_t version = 0;  // Py_Version (0x030b02f0 is 3.11.2); 0: not a CPython
+  std::string error;     // why its frames were not read; "" when they were
+  std::string build_id;  // raw bytes: the ELF file the interpreter is in
+  // _PyEval_EvalFrameDefault in the process, end exclusive: a native frame
+  // in it ran the Python frames up to the next entry frame.
+  uint64_t eval_start = 0;
+  uint64_t eval_end = 0;
+  bool operator==(const PythonRuntime&) const = default;
+};
+
 struct ProcessInfo {
   uint32_t pid = 0;
   std::string comm;
@@ -134,15 +147,51 @@ struct ProcessInfo {
   std::vector<Mapping> mappings;  // executable mappings, ascending
   std::string maps_error;         // why mappings is empty, if it is
   ProcessPlace place;
+  PythonRuntime python;
   bool operator==(const ProcessInfo&) const = default;
 };
+
+// How a walk of a thread's CPython frames ended (bpf/profile.h's
+// enum ebprof_python_end, number for number).
+enum class PythonEnd : uint8_t {
+  kNone = 0,        // no walk: not a Python process ebprof reads
+  kComplete = 1,    // at the thread's first frame
+  kNoThread = 2,    // the thread has no thread state (not, or not yet, a Python thread)
+  kUnreadable = 3,  // a read of the process's memory failed
+  kNotCode = 4,     // a frame whose code is no code object
+  kTooDeep = 5,     // more frames than a record holds
+};
+inline constexpr uint8_t kPythonEnds = 6;
+
+// One CPython frame of a stack, as BPF read it.
+struct PythonFrame {
+  uint64_t code = 0;      // the code object's address
+  int32_t lasti = 0;      // the instruction it is at, in code units; -1 before the first
+  uint32_t checksum = 0;  // of the code object's fixed fields
+  bool entry = false;     // an entry frame: the C code that called the interpreter resumes after it
+  bool operator==(const PythonFrame&) const = default;
+};
+// The two words of a frame, as BPF writes them and the file keeps them.
+inline constexpr uint64_t kPythonEntryBit = uint64_t{1} << 63;
+inline PythonFrame python_frame(uint64_t code_word, uint64_t where_word) {
+  return {code_word & ~kPythonEntryBit, static_cast<int32_t>(where_word >> 32),
+          static_cast<uint32_t>(where_word), (code_word & kPythonEntryBit) != 0};
+}
 
 // A recorded stack's frames, a list per FrameKind.
 struct Stack {
   std::vector<uint64_t> kernel;  // FrameKind::kKernel, leaf first
   std::vector<uint64_t> user;    // FrameKind::kNative: the frame-pointer walk, leaf first
+  // FrameKind::kPython, innermost first, two words a frame (python_frame()).
+  std::vector<uint64_t> python;
+  PythonEnd python_end = PythonEnd::kNone;
+  size_t python_frames() const { return python.size() / 2; }
+  PythonFrame python_frame_at(size_t i) const { return format::python_frame(python[2 * i], python[2 * i + 1]); }
   bool operator==(const Stack&) const = default;
 };
+
+// The most CPython frames a stack holds (bpf/profile.h's EBPROF_MAX_PY_FRAMES).
+inline constexpr size_t kMaxPythonFrames = 160;
 
 // The ABI of a window's task: a 32-bit task's registers and stack are not
 // the 64-bit ones'.
@@ -248,6 +297,25 @@ struct Source {
 // The last frame of a merged file (2.2): how many sources it holds.
 struct MergeEnd {
   uint32_t sources = 0;
+};
+
+// A CPython code object a process's samples ran, read from it at record
+// time: what names its frames, and its line table for their lines.
+struct CodeObject {
+  uint64_t address = 0;
+  uint32_t checksum = 0;
+  std::string qualname;
+  std::string filename;
+  uint32_t first_line = 0;
+  std::string line_table;  // co_linetable's bytes
+  bool operator==(const CodeObject&) const = default;
+};
+
+// The code objects of one process (format 1.8).
+struct PythonCode {
+  uint32_t pid = 0;
+  std::vector<CodeObject> codes;
+  bool operator==(const PythonCode&) const = default;
 };
 
 // Symbols of one process's JIT-compiled code, from its perf map.

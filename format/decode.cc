@@ -121,6 +121,16 @@ ProcessInfo decode(schema::Process::Reader r) {
   }
   p.maps_error = str(r.getMapsError());
   p.place = {r.getPidNamespace(), r.getMountNamespace(), r.getNamespacePid(), str(r.getRoot())};
+  if (r.hasPython()) {
+    auto py = r.getPython();
+    p.python.version = py.getVersion();
+    p.python.error = str(py.getError());
+    p.python.build_id = bytes(py.getBuildId());
+    if (p.python.build_id.size() > kMaxBuildId)
+      throw FrameDamage{"build-id of " + std::to_string(p.python.build_id.size()) + " bytes"};
+    p.python.eval_start = py.getEvalStart();
+    p.python.eval_end = py.getEvalEnd();
+  }
   return p;
 }
 
@@ -270,7 +280,12 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
   for (auto s : r.getStacks()) {
     if (s.getKernel().size() > kMaxStackFrames || s.getUser().size() > kMaxStackFrames)
       throw FrameDamage{"stack deeper than " + std::to_string(kMaxStackFrames) + " frames"};
-    batch.stacks.push_back(Stack{values<uint64_t>(s.getKernel()), values<uint64_t>(s.getUser())});
+    if (s.getPython().size() > 2 * kMaxPythonFrames || s.getPython().size() % 2 != 0 ||
+        s.getPythonEnd() >= kPythonEnds)
+      throw FrameDamage{"a stack's Python frames are not whole"};
+    batch.stacks.push_back(Stack{values<uint64_t>(s.getKernel()), values<uint64_t>(s.getUser()),
+                                 values<uint64_t>(s.getPython()),
+                                 static_cast<PythonEnd>(s.getPythonEnd())});
   }
   batch.comms = strs(r.getComms());
   ids.stacks += batch.stacks.size();
@@ -357,6 +372,15 @@ ElfCfi decode(schema::ElfCfi::Reader r) {
   return c;
 }
 
+PythonCode decode(schema::PythonCode::Reader r) {
+  PythonCode p;
+  p.pid = r.getPid();
+  for (auto c : r.getCodes())
+    p.codes.push_back(CodeObject{c.getAddress(), c.getChecksum(), str(c.getQualname()),
+                                 str(c.getFilename()), c.getFirstLine(), bytes(c.getLineTable())});
+  return p;
+}
+
 Source decode(schema::Source::Reader r) {
   return Source{r.getIndex(), r.getPath(), r.getVersionMajor(), r.getVersionMinor()};
 }
@@ -403,6 +427,8 @@ const char* frame_type_name(uint16_t kind) {
       return "merge-end";
     case FrameType::kCopy:
       return "copy";
+    case FrameType::kPythonCode:
+      return "python-code";
   }
   return "unknown";
 }
@@ -508,6 +534,9 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
                      &RecordingVisitor::on_jit_symbols);
     case FrameType::kElfCfi:
       return deliver(decode(message.getRoot<schema::ElfCfi>()), &RecordingVisitor::on_elf_cfi);
+    case FrameType::kPythonCode:
+      return deliver(decode(message.getRoot<schema::PythonCode>()),
+                     &RecordingVisitor::on_python_code);
     case FrameType::kSource: {
       // Decoded before anything moves: a damaged one changes nothing.
       Source decoded = decode(message.getRoot<schema::Source>());

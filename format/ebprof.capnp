@@ -79,6 +79,16 @@ struct Process {
   mountNamespace @6 :UInt64;    # inode of /proc/PID/ns/mnt
   namespacePid @7 :UInt32;      # the pid inside its own pid namespace (NStgid)
   root @8 :Text;                # target of /proc/PID/root ("/" unless chrooted)
+  # Since 1.8: the CPython interpreter the process runs, if any.
+  python @9 :PythonRuntime;
+}
+
+struct PythonRuntime {
+  version @0 :UInt32;           # its Py_Version (0x030b02f0 is 3.11.2); 0: not a CPython
+  error @1 :Text;               # why its frames were not read; "" when they were
+  buildId @2 :Data;             # the ELF file the interpreter is in (python3.11 or libpython)
+  evalStart @3 :UInt64;         # _PyEval_EvalFrameDefault in the process, end exclusive: a
+  evalEnd @4 :UInt64;           # native frame in it ran the Python frames up to an entry frame
 }
 
 struct Mapping {
@@ -159,6 +169,13 @@ struct UserWindow {
 struct Stack {
   kernel @0 :List(UInt64);      # kernel frames; the first entry is the sampled IP
   user @1 :List(UInt64);        # native frames (the frame-pointer walk); the first is the sampled IP
+  # Since 1.8: CPython frames, innermost first, two words each: the code
+  # object's address (bit 63: the frame is an entry frame, where the C
+  # code that called the interpreter resumes), then the instruction index
+  # (signed) in the high half and the code object's checksum in the low.
+  python @2 :List(UInt64);
+  pythonEnd @3 :UInt8;          # how the walk ended: 0 no walk, 1 at the thread's first
+                                # frame, 2 no thread state, 3 unreadable, 4 not code, 5 too deep
 }
 
 # Frame kind 6: function symbols of one mapped ELF file that sampled
@@ -242,6 +259,24 @@ struct Source {
 # missing.
 struct MergeEnd {
   sources @0 :UInt32;
+}
+
+# Frame kind 13 (format 1.8): the CPython code objects of one process that
+# sampled Python frames ran, read from it while it was alive, each once;
+# several frames for one pid add up.
+struct PythonCode {
+  pid @0 :UInt32;
+  codes @1 :List(CodeObject);
+}
+
+struct CodeObject {
+  address @0 :UInt64;           # in the process, as Stack.python holds it
+  checksum @1 :UInt32;          # as Stack.python holds it: a code object at the same
+                                # address with another checksum is another function
+  qualname @2 :Text;            # co_qualname, UTF-8
+  filename @3 :Text;            # co_filename, UTF-8
+  firstLine @4 :UInt32;         # co_firstlineno
+  lineTable @5 :Data;           # co_linetable, raw (3.11's location table)
 }
 
 # Frame kind 12 (format 1.6): another frame again, whole: its 16-byte

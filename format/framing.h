@@ -14,12 +14,13 @@ namespace ebprof::format {
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;  // a recording
-inline constexpr uint16_t kVersionMinor = 7;  // newer minors only append kinds/fields
+inline constexpr uint16_t kVersionMinor = 8;  // newer minors only append kinds/fields
 // A merged file (several sources, each starting at a Source frame): a 1.x
 // reader would run their id spaces together, so it must refuse the file.
 inline constexpr uint16_t kMergedVersionMajor = 2;
-// 1: may hold 1.3 frames; 2: MergeEnd; 3: may hold 1.6 frames (copies)
-inline constexpr uint16_t kMergedVersionMinor = 3;
+// 1: may hold 1.3 frames; 2: MergeEnd; 3: may hold 1.6 frames (copies);
+// 4: may hold 1.8 frames (Python code objects)
+inline constexpr uint16_t kMergedVersionMinor = 4;
 // Readers take every major up to this one.
 inline constexpr uint16_t kNewestMajor = kMergedVersionMajor;
 inline constexpr size_t kFileHeaderSize = 16;
@@ -41,6 +42,7 @@ enum class FrameType : uint16_t {
   kElfCfi = 10,     // since 1.3
   kMergeEnd = 11,   // since 2.2, merged files only
   kCopy = 12,       // since 1.6: another frame again, header and payload
+  kPythonCode = 13,  // since 1.8
 };
 
 // The types whose loss costs more than their own frame (a process's maps,
@@ -49,7 +51,7 @@ enum class FrameType : uint16_t {
 inline constexpr bool copied_type(FrameType type) {
   return type == FrameType::kKernelSymbols || type == FrameType::kProcess ||
          type == FrameType::kElfSymbols || type == FrameType::kJitSymbols ||
-         type == FrameType::kElfCfi;
+         type == FrameType::kElfCfi || type == FrameType::kPythonCode;
 }
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame
@@ -78,7 +80,8 @@ inline constexpr uint64_t max_inflated_bytes(uint16_t kind, uint64_t stored) {
       cap = 64 * kMiB;  // kallsyms; the most mappings a process can have
       break;
     case FrameType::kJitSymbols:
-      cap = 128 * kMiB;  // perf maps are read up to 64 MiB
+    case FrameType::kPythonCode:
+      cap = 128 * kMiB;  // perf maps are read up to 64 MiB; code objects are small
       break;
     default:
       break;  // sample batches, binaries' symbols and CFI: up to the frame limit

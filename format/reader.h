@@ -41,6 +41,7 @@ class RecordingVisitor {
   virtual void on_end(RecordingEnd&& end) {}
   virtual void on_losses(Losses&& losses) {}
   virtual void on_jit_symbols(JitSymbols&& symbols) {}
+  virtual void on_python_code(PythonCode&& code) {}
   virtual void on_elf_cfi(ElfCfi&& cfi) {}
   // In a merged file, before each source's frames (its header first). Its
   // frames, and it, carry the source's index in FrameInfo::source.

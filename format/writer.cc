@@ -274,6 +274,14 @@ void RecordingWriter::write(const ProcessInfo& process) {
   b.setMountNamespace(process.place.mount_namespace);
   b.setNamespacePid(process.place.namespace_pid);
   b.setRoot(text(process.place.root));
+  if (process.python != PythonRuntime{}) {
+    auto py = b.initPython();
+    py.setVersion(process.python.version);
+    py.setError(text(process.python.error));
+    py.setBuildId(data(process.python.build_id));
+    py.setEvalStart(process.python.eval_start);
+    py.setEvalEnd(process.python.eval_end);
+  }
   write_message(FrameType::kProcess, message);
 }
 
@@ -285,6 +293,9 @@ void set_stacks(schema::SampleBatch::Builder b, const SampleBatch& batch) {
   for (size_t i = 0; i < batch.stacks.size(); ++i) {
     set_all(stacks[i].initKernel(batch.stacks[i].kernel.size()), batch.stacks[i].kernel);
     set_all(stacks[i].initUser(batch.stacks[i].user.size()), batch.stacks[i].user);
+    if (!batch.stacks[i].python.empty())
+      set_all(stacks[i].initPython(batch.stacks[i].python.size()), batch.stacks[i].python);
+    stacks[i].setPythonEnd(static_cast<uint8_t>(batch.stacks[i].python_end));
   }
   b.setFirstCommId(batch.first_comm_id);
   set_texts(b.initComms(batch.comms.size()), batch.comms);
@@ -429,6 +440,23 @@ void RecordingWriter::write(const JitSymbols& jit) {
   b.setPid(jit.pid);
   set_symbols(b, jit.symbols);
   write_message(FrameType::kJitSymbols, message);
+}
+
+void RecordingWriter::write(const PythonCode& code) {
+  capnp::MallocMessageBuilder message;
+  auto b = message.initRoot<schema::PythonCode>();
+  b.setPid(code.pid);
+  auto codes = b.initCodes(code.codes.size());
+  for (size_t i = 0; i < code.codes.size(); ++i) {
+    const CodeObject& c = code.codes[i];
+    codes[i].setAddress(c.address);
+    codes[i].setChecksum(c.checksum);
+    codes[i].setQualname(text(c.qualname));
+    codes[i].setFilename(text(c.filename));
+    codes[i].setFirstLine(c.first_line);
+    codes[i].setLineTable(data(c.line_table));
+  }
+  write_message(FrameType::kPythonCode, message);
 }
 
 void RecordingWriter::write(const MergeEnd& end) {

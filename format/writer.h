@@ -49,6 +49,7 @@ class RecordingWriter {
   void write(const RecordingEnd& end);
   void write(const Losses& losses);
   void write(const JitSymbols& symbols);
+  void write(const PythonCode& code);
   void write(const EmbeddedSymbols& symbols);
   void write(const ElfCfi& cfi);
   void write(const Source& source);  // only with WriterOptions::merged

@@ -357,6 +357,16 @@ void BpfSampler::sample_task(uint32_t tid, bool on_exec) {
   task_events_.push_back(std::move(event->fd));
 }
 
+void BpfSampler::publish_python(uint32_t pid, const ebprof_python_proc* entry) {
+  // A full map leaves a process walked natively; a pid no longer there
+  // was removed already: neither stops a recording.
+  if (entry)
+    bpf_map__update_elem(skel_->maps.python_procs, &pid, sizeof(pid), entry, sizeof(*entry),
+                         BPF_ANY);
+  else
+    bpf_map__delete_elem(skel_->maps.python_procs, &pid, sizeof(pid), 0);
+}
+
 void BpfSampler::add_pid(uint32_t pid) {
   uint8_t one = 1;
   if (bpf_map__update_elem(skel_->maps.target_tgids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY))

@@ -16,6 +16,7 @@
 #include "record/perf_ring.h"
 
 struct profile_bpf;
+struct ebprof_python_proc;
 struct bpf_link;
 struct bpf_program;
 struct ring_buffer;
@@ -101,6 +102,9 @@ class BpfSampler {
   BpfSampler& operator=(const BpfSampler&) = delete;
 
   void add_pid(uint32_t pid);
+  // Has BPF walk the CPython frames of process `pid` as `entry` says, or
+  // no longer (null).
+  void publish_python(uint32_t pid, const ebprof_python_proc* entry);
   void add_tid(uint32_t tid);
   // With SamplerConfig::per_task, samples the task `tid` and what it starts
   // from now on (with `on_exec`, from its next exec); a task that is gone

@@ -101,6 +101,7 @@ struct OutputFlags {
   std::string call_graph = "fp";
   std::string compression = "zstd";
   bool no_embed = false;
+  bool no_python = false;
   std::string switch_output;  // "" when not given
   std::string flight_recorder, flight_recorder_size;
 };
@@ -151,6 +152,9 @@ void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
   app.add_flag("--no-embed-symbols", flags.no_embed,
                "Do not embed the symbol tables of sampled binaries (smaller file; the report then "
                "needs the binaries)");
+  app.add_flag("--no-python", flags.no_python,
+               "Do not read the frames of CPython 3.11 processes (read by default: their Python "
+               "functions and lines then stand in their stacks, with the C code they call)");
   app.add_option(
          "--switch-output", flags.switch_output,
          "Move on to a new file, renaming the last FILE.<UTC time> as perf does: on "
@@ -198,6 +202,7 @@ std::optional<int> finish_options(const CLI::App& app, const OutputFlags& flags,
     return 2;
   }
   o.embed_symbols = !flags.no_embed;
+  o.python = !flags.no_python;
   if (app.count("--switch-output")) {
     o.switch_output =
         parse_switch_output(flags.switch_output.empty() ? "signal" : flags.switch_output);

@@ -98,7 +98,7 @@ void Recorder::on_record(std::span<const std::byte> record) {
 }
 
 uint32_t Recorder::intern_stack(const RawSample& s) {
-  auto [stack_id, is_new] = interner_.intern(s.kernel, s.user);
+  auto [stack_id, is_new] = interner_.intern(s.kernel, s.user, s.python, s.python_end);
   if (is_new) {
     batch_.stacks.push_back(interner_.stack(stack_id));
     kernel_symbols_.take_new(s.kernel, pending_kernel_symbols_);
@@ -106,8 +106,12 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
   if (auto process = tracker_.observe(s.tgid, s.user, is_new, s.time_ns)) {
     if (cfi_)
       cfi_->take(*process);
+    if (python_)
+      python_->inspect(*process);
     writer_.write(*process);
   }
+  if (is_new && python_)
+    python_->take_new(s.tgid, interner_.stack(stack_id));
   // After observe(), so that a new stack's mappings are known.
   if (is_new && embedder_) {
     uint64_t start = monotonic_ns();
@@ -125,6 +129,8 @@ void Recorder::keep_switch_window(const RawSample& s) {
   w.abi = s.user_abi;
   w.regs.assign(s.user_regs.begin(), s.user_regs.end());
   w.stack.assign(s.user_stack.begin(), s.user_stack.end());
+  w.python.assign(s.python.begin(), s.python.end());
+  w.python_end = s.python_end;
 }
 
 std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {
@@ -137,6 +143,8 @@ std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {
     if (it == switch_windows_.end() || it->second.time_ns != s.time_ns - s.blocked_ns)
       return s.user;
     user = {it->second.abi, it->second.regs, it->second.stack};
+    s.python = it->second.python;
+    s.python_end = it->second.python_end;
   }
   if (windows_)
     window = intern_window(s.tgid, user);
@@ -184,6 +192,8 @@ void Recorder::start_file() {
     embedder_->forget_taken();
   if (cfi_)
     cfi_->forget();
+  if (python_)
+    python_->forget_taken();
 }
 
 void Recorder::flush(uint64_t now_ns, bool force) {
@@ -193,6 +203,10 @@ void Recorder::flush(uint64_t now_ns, bool force) {
     tracker_.advance(now_ns - kMaxBatchAgeNs);
     if (embedder_)
       embedder_->forget_gone(tracker_);
+    if (python_)
+      for (uint32_t pid : python_->pids())
+        if (!tracker_.place(pid))
+          python_->forget(pid);
   }
   if (batch_.samples.empty())
     return;
@@ -213,6 +227,9 @@ void Recorder::flush(uint64_t now_ns, bool force) {
   if (cfi_)
     for (const format::ElfCfi& tables : cfi_->drain())
       writer_.write(tables);
+  if (python_)
+    for (const format::PythonCode& code : python_->drain())
+      writer_.write(code);
   writer_.write(batch_);
   // Each batch defines the stacks, comms and stack windows its samples
   // use: one damaged batch then costs its own samples, not the stacks of

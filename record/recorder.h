@@ -13,6 +13,7 @@
 #include "record/leaf_repair.h"
 #include "record/loss_ledger.h"
 #include "record/process_tracker.h"
+#include "record/python_processes.h"
 #include "record/sample_decoder.h"
 #include "record/stack_interner.h"
 #include "record/stack_windows.h"
@@ -44,6 +45,10 @@ class Recorder {
            ProcessTracker& tracker, std::optional<SymbolEmbedder> embedder, LossLedger& ledger,
            format::CallGraph call_graph = format::CallGraph::kFramePointer);
 
+  // Reads the frames of the CPython processes it samples from now on,
+  // putting each into BPF's map with `publish`.
+  void read_python(PythonProcesses::Publish publish) { python_.emplace(std::move(publish)); }
+
   void on_record(std::span<const std::byte> record);
   // Takes in the side-band events that arrived so far; best called right
   // before the samples they precede are handed to on_record().
@@ -66,6 +71,7 @@ class Recorder {
   uint32_t window_count() const { return windows_ ? windows_->windows() : 0; }
   uint64_t window_bytes() const { return windows_ ? windows_->distinct_bytes() : 0; }
   size_t embedded_binaries() const { return embedder_ ? embedder_->binaries() : 0; }
+  size_t python_processes() const { return python_ ? python_->processes() : 0; }
 
  private:
   uint32_t intern_comm(std::string_view comm);
@@ -102,6 +108,7 @@ class Recorder {
   std::optional<StackWindows> windows_;    // --call-graph dwarf
   std::optional<CfiEmbedder> cfi_;         // --call-graph dwarf, embedding
   std::optional<LeafRepair> leaf_repair_;  // frame-pointer mode
+  std::optional<PythonProcesses> python_;
   // Switch windows whose interval has not come, by tid: when the thread
   // left, and its registers and stack.
   struct SwitchWindow {
@@ -109,6 +116,8 @@ class Recorder {
     format::UserAbi abi = format::UserAbi::kUnknown;
     std::vector<uint64_t> regs;
     std::vector<std::byte> stack;
+    std::vector<uint64_t> python;  // the thread's Python frames as it left
+    format::PythonEnd python_end = format::PythonEnd::kNone;
   };
   static constexpr size_t kMaxSwitchWindows = 1 << 16;
   std::unordered_map<uint32_t, SwitchWindow> switch_windows_;

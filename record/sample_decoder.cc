@@ -20,6 +20,10 @@ static_assert(EBPROF_BLOCK_UNINTERRUPTIBLE ==
 static_assert(EBPROF_BLOCK_IDLE == static_cast<int>(format::BlockState::kIdle));
 static_assert(EBPROF_BLOCK_OTHER == static_cast<int>(format::BlockState::kOther));
 static_assert(EBPROF_BLOCK_STATES == format::kBlockStates);
+static_assert(EBPROF_PY_ENDS == format::kPythonEnds);
+static_assert(EBPROF_PY_TOO_DEEP == static_cast<int>(format::PythonEnd::kTooDeep));
+static_assert(EBPROF_MAX_PY_FRAMES == format::kMaxPythonFrames);
+static_assert(EBPROF_PY_ENTRY == format::kPythonEntryBit);
 
 namespace {
 
@@ -42,9 +46,12 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   ebprof_sample header;
   std::memcpy(&header, bytes.data(), EBPROF_SAMPLE_HEADER_SIZE);
   const size_t nk = header.kernel_frames, nu = header.user_frames;
+  const size_t np = header.python_frames;
   const size_t stack_bytes = header.user_stack_bytes;
-  if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES || stack_bytes > EBPROF_MAX_USER_STACK ||
-      bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t) + stack_bytes ||
+  const size_t words = nk + nu + 2 * np;
+  if (nk > EBPROF_MAX_FRAMES || nu > EBPROF_MAX_FRAMES || np > EBPROF_MAX_PY_FRAMES ||
+      header.python_end >= EBPROF_PY_ENDS || stack_bytes > EBPROF_MAX_USER_STACK ||
+      bytes.size() < EBPROF_SAMPLE_HEADER_SIZE + words * sizeof(uint64_t) + stack_bytes ||
       header.user_abi > EBPROF_ABI_32 || header.kind > EBPROF_KIND_SWITCH_WINDOW ||
       (header.kind == EBPROF_KIND_OFF_CPU &&
        (header.blocked_ns == 0 || header.state >= EBPROF_BLOCK_STATES)) ||
@@ -69,13 +76,15 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   const auto* ips = reinterpret_cast<const uint64_t*>(bytes.data() + EBPROF_SAMPLE_HEADER_SIZE);
   s.kernel = without_marker({ips, nk});
   s.user = without_marker({ips + nk, nu});
+  s.python = {ips + nk + nu, 2 * np};
+  s.python_end = static_cast<format::PythonEnd>(header.python_end);
   if (header.user_abi != EBPROF_ABI_NONE) {
     s.user_abi = header.user_abi == EBPROF_ABI_64 ? format::UserAbi::k64 : format::UserAbi::k32;
     s.user_regs = std::span<const uint64_t>(
         reinterpret_cast<const uint64_t*>(bytes.data() + offsetof(ebprof_sample, user_regs)),
         EBPROF_USER_REGS);
     s.user_stack =
-        bytes.subspan(EBPROF_SAMPLE_HEADER_SIZE + (nk + nu) * sizeof(uint64_t), stack_bytes);
+        bytes.subspan(EBPROF_SAMPLE_HEADER_SIZE + words * sizeof(uint64_t), stack_bytes);
   }
   return s;
 }

@@ -36,6 +36,10 @@ struct RawSample {
   std::string_view comm;
   std::span<const uint64_t> kernel;  // leaf first
   std::span<const uint64_t> user;    // leaf first
+  // CPython frames, innermost first, two words each (format::Stack::python),
+  // and how their walk ended.
+  std::span<const uint64_t> python;
+  format::PythonEnd python_end = format::PythonEnd::kNone;
   // --call-graph dwarf: the user registers (bpf/profile.h's order) and
   // the user stack from the stack pointer up; empty without.
   format::UserAbi user_abi = format::UserAbi::kUnknown;

@@ -188,6 +188,10 @@ class Session {
         recorder_(writer_, std::move(header_.kernel), tracker_,
                   o.embed_symbols ? std::optional<SymbolEmbedder>(std::in_place) : std::nullopt,
                   ledger_, header_.info.call_graph) {
+    if (o.python)
+      recorder_.read_python([this](uint32_t pid, const ebprof_python_proc* entry) {
+        sampler_.publish_python(pid, entry);
+      });
     tracker_.refill();  // loading and verifying took a while
     for (uint32_t pid : targets_.pids) {
       sampler_.add_pid(pid);

@@ -9,7 +9,7 @@
 
 namespace ebprof::record {
 
-// Gives each distinct (kernel, user) stack a dense id, starting at 0. Lookup
+// Gives each distinct (kernel, user, Python) stack a dense id, starting at 0. Lookup
 // hashes the frames in place and compares them in full, so a hash collision
 // costs a compare, never a lost or merged stack, and a known stack costs no
 // allocation.
@@ -25,7 +25,9 @@ class StackInterner {
     uint32_t id;
     bool is_new;
   };
-  Result intern(std::span<const uint64_t> kernel, std::span<const uint64_t> user);
+  Result intern(std::span<const uint64_t> kernel, std::span<const uint64_t> user,
+                std::span<const uint64_t> python = {},
+                format::PythonEnd python_end = format::PythonEnd::kNone);
 
   // A stack intern() just gave out (one of those remembered).
   const format::Stack& stack(uint32_t id) const { return stacks_[id - first_id_]; }
