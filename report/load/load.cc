@@ -74,6 +74,11 @@ class RecordingBuilder : public format::RecordingVisitor {
     auto& symbols = r_().jit_symbols[j.pid];
     symbols.insert(symbols.end(), j.symbols.begin(), j.symbols.end());
   }
+  void on_python_code(format::PythonCode&& p) override {
+    auto& by_address = r_().python_code[p.pid];
+    for (format::CodeObject& c : p.codes)
+      by_address[c.address].push_back(std::move(c));
+  }
 
   void finish();
 

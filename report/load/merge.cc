@@ -59,6 +59,7 @@ class Merger : public format::RecordingVisitor {
   void on_end(format::RecordingEnd&& end) override { write(end); }
   void on_losses(format::Losses&& losses) override { write(losses); }
   void on_jit_symbols(format::JitSymbols&& symbols) override { write(symbols); }
+  void on_python_code(format::PythonCode&& code) override { write(code); }
   // A binary's unwinding tables, like its symbols, once per build-id.
   void on_elf_cfi(format::ElfCfi&& cfi) override {
     if (cfi_written_.insert(cfi.build_id).second)

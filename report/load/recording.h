@@ -54,6 +54,10 @@ struct Recording {
   std::shared_ptr<const EmbeddedTables> embedded_symbols = std::make_shared<EmbeddedTables>();
   // JIT symbols from processes' perf maps, by pid, sorted by address.
   std::unordered_map<uint32_t, std::vector<ElfSymbol>> jit_symbols;
+  // CPython code objects the recorder read, by pid, then by address (a
+  // few at one address: code freed and another made there).
+  std::unordered_map<uint32_t, std::unordered_map<uint64_t, std::vector<format::CodeObject>>>
+      python_code;
   ProcessMaps processes;
   // By id. An id a sample uses but these lack was defined in a damaged frame
   // the reader skipped (ids jump past it): keyed storage means a jump costs

@@ -33,6 +33,7 @@ enum class UnnamedReason : uint8_t {
   kKernelAddressesHidden,    // kptr_restrict hid kallsyms when recording
   kNoKallsyms,               // the recording holds no kernel symbols
   kNoKernelSymbol,           // below every kernel symbol, or past the one below
+  kCodeObjectNotRead,        // a Python frame whose code object the recorder could not read
   // Why an unwound stack (--call-graph dwarf) ends early (kStackEnd).
   kWindowTooSmall,   // the walk reached the end of the copied stack
   kNoCfi,            // no call frame information for an address on the way

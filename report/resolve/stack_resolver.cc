@@ -63,13 +63,66 @@ std::vector<uint32_t> StackResolver::name(const Recording& r, const StackRef& re
     }
   };
   add(FrameKind::kKernel, stack->kernel);
-  add(FrameKind::kNative, native.pcs);
+  const std::span<const format::ProcessInfo> captures = captures_from(r, ref);
+  if (stack->python.empty() || captures.empty() || captures.front().python.eval_end == 0) {
+    add(FrameKind::kNative, native.pcs);
+  } else {
+    merge_python(r, ref, *stack, captures, native, ids);
+    if (native.end != UnnamedReason::kNone && !native.from_window)
+      return ids;  // the native frames' end was dropped with them
+  }
   if (native.end != UnnamedReason::kNone)
     ids.push_back(table().intern(Frame{.kind = FrameKind::kStackEnd,
                                        .reason = native.end,
                                        .offset = native.window_bytes,
                                        .module = "[truncated]"}));
   return ids;
+}
+
+void StackResolver::merge_python(const Recording& r, const StackRef& ref,
+                                 const format::Stack& stack,
+                                 std::span<const format::ProcessInfo> captures,
+                                 const UnwoundStack& native, std::vector<uint32_t>& ids) {
+  const format::PythonRuntime& py = captures.front().python;
+  const auto in_eval = [&](uint64_t pc) { return pc >= py.eval_start && pc < py.eval_end; };
+  const auto add_native = [&](size_t i) {
+    const std::vector<uint32_t>& at =
+        symbolizer_.frames_at(r, ref, FrameKind::kNative, native.pcs[i],
+                              format::lookup_address(native.pcs, i));
+    ids.insert(ids.end(), at.begin(), at.end());
+  };
+  size_t next = 0;  // the next Python frame, innermost first
+  const auto add_python = [&](bool to_entry) {
+    while (next < stack.python_frames()) {
+      const format::PythonFrame f = stack.python_frame_at(next++);
+      ids.push_back(symbolizer_.python_frame(r, ref, f));
+      if (to_entry && f.entry)
+        break;
+    }
+  };
+  if (native.from_window) {
+    // Unwound with CFI, the native frames are whole: each activation of
+    // the eval loop ran the Python frames up to its entry frame.
+    for (size_t i = 0; i < native.pcs.size(); ++i) {
+      if (in_eval(native.pcs[i]) && next < stack.python_frames())
+        add_python(true);
+      else
+        add_native(i);
+    }
+    add_python(false);  // frames the native walk ended short of
+    return;
+  }
+  // The frame-pointer walk breaks in an interpreter built without frame
+  // pointers: what it found above the innermost Python frame (the C code
+  // Python called, up to the interpreter's first function) hangs under the
+  // Python frames, which reach the root; the rest is dropped.
+  for (size_t i = 0; i < native.pcs.size() && !in_eval(native.pcs[i]); ++i) {
+    add_native(i);
+    const format::Mapping* m = mapping_in(captures, native.pcs[i]);
+    if (m && m->build_id == py.build_id)
+      break;
+  }
+  add_python(false);
 }
 
 UnwindCounts StackResolver::count_unwinding(const Recording& r) {

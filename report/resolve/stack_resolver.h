@@ -57,6 +57,11 @@ class StackResolver {
   Unwinder& unwinder_for(const Recording& recording);
   std::vector<uint32_t> name(const Recording& recording, const StackRef& ref,
                              const UnwoundStack& native);
+  // The native frames of a stack that ran CPython, with its Python frames
+  // where they ran, into `ids`.
+  void merge_python(const Recording& recording, const StackRef& ref, const format::Stack& stack,
+                    std::span<const format::ProcessInfo> captures, const UnwoundStack& native,
+                    std::vector<uint32_t>& ids);
 
   Symbolizer& symbolizer_;
   std::vector<std::unique_ptr<Unwinder>> unwinders_;

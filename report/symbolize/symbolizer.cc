@@ -1,6 +1,7 @@
 #include "report/symbolize/symbolizer.h"
 
 #include "report/symbolize/kernel_names.h"
+#include "report/symbolize/python_lines.h"
 
 namespace ebprof::report {
 namespace {
@@ -44,6 +45,34 @@ const std::vector<uint32_t>& Symbolizer::frames_at(const Recording& recording, c
   for (Frame& f : frames)
     it->second.push_back(table_->intern(std::move(f)));
   return it->second;
+}
+
+uint32_t Symbolizer::python_frame(const Recording& recording, const StackRef& ref,
+                                  const format::PythonFrame& frame) {
+  const PythonKey key{recording.index, ref.pid, frame.code, frame.checksum, frame.lasti};
+  auto [it, inserted] = python_frames_.try_emplace(key);
+  if (!inserted)
+    return it->second;
+  Frame f{.kind = FrameKind::kPython, .address = frame.code, .file_offset = frame.code};
+  const format::CodeObject* code = nullptr;
+  if (auto pid = recording.python_code.find(ref.pid); pid != recording.python_code.end())
+    if (auto at = pid->second.find(frame.code); at != pid->second.end())
+      for (const format::CodeObject& c : at->second)
+        if (c.checksum == frame.checksum)
+          code = &c;
+  if (!code) {
+    f.reason = UnnamedReason::kCodeObjectNotRead;
+    f.module = "[python]";
+  } else {
+    f.name = f.system_name = code->qualname;
+    f.path = f.file = code->filename;
+    const size_t slash = code->filename.rfind('/');
+    f.module = slash == std::string::npos ? code->filename : code->filename.substr(slash + 1);
+    f.line = python_line(code->line_table, code->first_line, frame.lasti);
+    if (options_.lines && f.line > 0)
+      f.name += ' ' + f.module + ':' + std::to_string(f.line);
+  }
+  return it->second = table_->intern(std::move(f));
 }
 
 }  // namespace ebprof::report

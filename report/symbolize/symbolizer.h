@@ -38,6 +38,11 @@ class Symbolizer {
   // are looked at; frames_at() opens whatever they missed.
   void prefetch(const Recording& recording, const StackRef& ref, uint64_t lookup);
 
+  // The interned frame of CPython frame `frame` of a stack `ref`: its
+  // function and line, from the code object the recorder read.
+  uint32_t python_frame(const Recording& recording, const StackRef& ref,
+                        const format::PythonFrame& frame);
+
   FrameTable& table() { return *table_; }
   const std::shared_ptr<FrameTable>& shared_table() const { return table_; }
 
@@ -58,6 +63,20 @@ class Symbolizer {
   };
   std::unordered_map<AddressKey, std::vector<uint32_t>, AddressKeyHash> frames_at_;
   size_t prefetch_budget_ = 100'000;  // addresses prefetch() may still look up
+  struct PythonKey {
+    uint32_t source, pid;
+    uint64_t code;
+    uint32_t checksum;
+    int32_t lasti;
+    bool operator==(const PythonKey&) const = default;
+  };
+  struct PythonKeyHash {
+    size_t operator()(const PythonKey& k) const {
+      return hash_combine(hash_combine(hash_combine(k.source, k.pid), k.code),
+                          (uint64_t{k.checksum} << 32) | static_cast<uint32_t>(k.lasti));
+    }
+  };
+  std::unordered_map<PythonKey, uint32_t, PythonKeyHash> python_frames_;
 };
 
 }  // namespace ebprof::report

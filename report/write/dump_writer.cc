@@ -65,12 +65,25 @@ class Dumper : public format::RecordingVisitor {
       out_ << "  " << hex(m.start) << '-' << hex(m.end) << " offset " << hex(m.file_offset) << ' '
            << m.path << " build-id " << hex_bytes(m.build_id)
            << (m.debuglink.empty() ? "" : " debuglink " + m.debuglink) << '\n';
+    if (p.python != format::PythonRuntime{})
+      out_ << string_printf("  python 0x%08x build-id %s eval %s-%s%s%s\n", p.python.version,
+                            hex_bytes(p.python.build_id).c_str(), hex(p.python.eval_start).c_str(),
+                            hex(p.python.eval_end).c_str(),
+                            p.python.error.empty() ? "" : " not read: ", p.python.error.c_str());
   }
   void on_samples(format::SampleBatch&& b) override {
     for (size_t i = 0; i < b.stacks.size(); ++i) {
       out_ << "stack " << b.first_stack_id + i << '\n';
       write_addresses(out_, "kernel", b.stacks[i].kernel);
       write_addresses(out_, "user", b.stacks[i].user);
+      const format::Stack& s = b.stacks[i];
+      for (size_t f = 0; f < s.python_frames(); ++f) {
+        const format::PythonFrame p = s.python_frame_at(f);
+        out_ << string_printf("  python %s lasti %d checksum 0x%08x%s\n", hex(p.code).c_str(),
+                              p.lasti, p.checksum, p.entry ? " entry" : "");
+      }
+      if (s.python_end != format::PythonEnd::kNone)
+        out_ << "  python end " << static_cast<int>(s.python_end) << '\n';
     }
     for (size_t i = 0; i < b.comms.size(); ++i)
       out_ << "comm " << b.first_comm_id + i << ' ' << b.comms[i] << '\n';
@@ -104,6 +117,13 @@ class Dumper : public format::RecordingVisitor {
     out_ << "jit pid " << j.pid << '\n';
     for (const auto& s : j.symbols)
       out_ << "  " << hex(s.address) << " size " << hex(s.size) << ' ' << s.name << '\n';
+  }
+  void on_python_code(format::PythonCode&& p) override {
+    out_ << "python code pid " << p.pid << '\n';
+    for (const auto& c : p.codes)
+      out_ << string_printf("  %s checksum 0x%08x %s %s:%u line table %zu bytes\n",
+                            hex(c.address).c_str(), c.checksum, c.qualname.c_str(),
+                            c.filename.c_str(), c.first_line, c.line_table.size());
   }
   void on_end(format::RecordingEnd&& e) override {
     out_ << "end monotonic " << e.end_monotonic_ns << '\n';

@@ -89,6 +89,8 @@ const char* reason_text(UnnamedReason reason) {
       return "no kallsyms recorded";
     case UnnamedReason::kNoKernelSymbol:
       return "no kernel symbol";
+    case UnnamedReason::kCodeObjectNotRead:
+      return "Python code object not read";
     case UnnamedReason::kWindowTooSmall:
       return "stack window too small";
     case UnnamedReason::kNoCfi:
