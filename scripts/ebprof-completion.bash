@@ -74,7 +74,7 @@ _ebprof_reply_files() {
   _ebprof_reply "$1"
 }
 
-_ebprof_record_flags='-h --help --version -g --no-embed-symbols -v --verbose -q --quiet
+_ebprof_record_flags='-h --help --version -g --no-embed-symbols --no-python -v --verbose -q --quiet
   -a --all-cpus --off-cpu --off-cpu-only --wakers --user-threads-only --kernel-threads-only'
 _ebprof_record_valued='-o --output --transport -m --mmap-pages --call-graph --compression
   -F --freq -c --count -e --event -p --pid -t --tid -G --cgroup -C --cpu --duration
