@@ -283,15 +283,15 @@ std::optional<format::CodeObject> PythonProcesses::read_code(uint32_t pid, const
   return c;
 }
 
-void PythonProcesses::take_new(uint32_t pid, const format::Stack& stack) {
-  if (stack.python.empty())
+void PythonProcesses::take_new(uint32_t pid, std::span<const uint64_t> words) {
+  if (words.empty())
     return;
   auto it = processes_.find(pid);
   if (it == processes_.end())
     return;
   Process& p = it->second;
-  for (size_t i = 0; i < stack.python_frames(); ++i) {
-    const format::PythonFrame f = stack.python_frame_at(i);
+  for (size_t i = 0; i + 1 < words.size(); i += 2) {
+    const format::PythonFrame f = format::python_frame(words[i], words[i + 1]);
     if (p.named.size() >= kMaxNamedPerProcess)
       p.named.clear();  // a process making code without end: name again
     auto [at, inserted] = p.named.try_emplace(f.code, f.checksum);

@@ -54,9 +54,10 @@ class PythonProcesses {
   // found, with the reason when its frames cannot be read.
   void inspect(format::ProcessInfo& info);
 
-  // The code objects of `stack`'s Python frames that `pid` ran and that
-  // were not yet read, read now while the process lives.
-  void take_new(uint32_t pid, const format::Stack& stack);
+  // The code objects of Python frames `words` (format::Stack::python's
+  // pairs) that `pid` ran and that were not yet read, read now while the
+  // process lives.
+  void take_new(uint32_t pid, std::span<const uint64_t> words);
 
   // The code objects read since the last drain, a frame per process.
   std::vector<format::PythonCode> drain();

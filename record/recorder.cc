@@ -111,7 +111,7 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
     writer_.write(*process);
   }
   if (is_new && python_)
-    python_->take_new(s.tgid, interner_.stack(stack_id));
+    python_->take_new(s.tgid, s.python);
   // After observe(), so that a new stack's mappings are known.
   if (is_new && embedder_) {
     uint64_t start = monotonic_ns();
@@ -131,6 +131,10 @@ void Recorder::keep_switch_window(const RawSample& s) {
   w.stack.assign(s.user_stack.begin(), s.user_stack.end());
   w.python.assign(s.python.begin(), s.python.end());
   w.python_end = s.python_end;
+  // Named now: the interval's record comes when the thread runs again,
+  // which may be after its process exits.
+  if (python_)
+    python_->take_new(s.tgid, s.python);
 }
 
 std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {

@@ -354,8 +354,14 @@ void Session::record_until_done() {
   constexpr uint64_t kLossReportNs = 1'000'000'000;
   uint64_t next_loss_report_ns = start_ns + kLossReportNs;
   const BpfSampler::Handler to_recorder = [this](auto record) { recorder_.on_record(record); };
+  // BPF wakes the reader only when a buffer fills: the records committed
+  // silently are read every poll. A CPython process's frames are walked
+  // from the poll that reads its first sample on, so with Python frames
+  // the polls come often enough for a short `python3 -c` to be found
+  // before it runs its own code.
+  const int poll_ms = o_.python ? 20 : 100;
   while (!g_stop_signal) {
-    sampler_.wait(100);
+    sampler_.wait(poll_ms);
     // Mapping events first: they precede the samples that need them.
     recorder_.refresh_processes();
     sampler_.consume(to_recorder);
