@@ -114,11 +114,14 @@ void StackResolver::merge_python(const Recording& r, const StackRef& ref,
   }
   // The frame-pointer walk breaks in an interpreter built without frame
   // pointers: what it found above the innermost Python frame (the C code
-  // Python called, up to the interpreter's first function) hangs under the
-  // Python frames, which reach the root; the rest is dropped.
+  // Python called, up to the interpreter's first function or the first
+  // word outside every mapping) hangs under the Python frames, which
+  // reach the root; the rest is dropped.
   for (size_t i = 0; i < native.pcs.size() && !in_eval(native.pcs[i]); ++i) {
-    add_native(i);
     const format::Mapping* m = mapping_in(captures, native.pcs[i]);
+    if (!m && i > 0)
+      break;  // a word of the broken walk, not a return address
+    add_native(i);
     if (m && m->build_id == py.build_id)
       break;
   }
