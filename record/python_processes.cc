@@ -54,7 +54,7 @@ constexpr size_t kMaxLineTable = 64 * 1024;
 
 template <typename T>
 bool read_value(uint32_t pid, uint64_t address, T& out) {
-  return read_process(pid, address, &out, sizeof(out));
+  return read_memory(pid, address, &out, sizeof(out));
 }
 
 uint32_t checksum_of(const uint8_t* code, const ebprof_python_proc& w) {
@@ -90,7 +90,7 @@ void append_utf8(std::string& out, uint32_t c) {
 // points after 72 bytes (3.11's PyASCIIObject, PyCompactUnicodeObject).
 std::optional<std::string> read_str(uint32_t pid, uint64_t address) {
   std::array<uint8_t, 72> head;
-  if (!address || !read_process(pid, address, head.data(), head.size()))
+  if (!address || !read_memory(pid, address, head.data(), head.size()))
     return std::nullopt;
   int64_t length;
   uint32_t state;
@@ -102,7 +102,7 @@ std::optional<std::string> read_str(uint32_t pid, uint64_t address) {
       (kind != 1 && kind != 2 && kind != 4))
     return std::nullopt;
   std::string raw(static_cast<size_t>(length) * kind, '\0');
-  if (!read_process(pid, address + (ascii ? 48 : 72), raw.data(), raw.size()))
+  if (!read_memory(pid, address + (ascii ? 48 : 72), raw.data(), raw.size()))
     return std::nullopt;
   if (ascii)
     return raw;
@@ -122,7 +122,7 @@ std::optional<std::string> read_bytes(uint32_t pid, uint64_t address) {
       static_cast<size_t>(size) > kMaxLineTable)
     return std::nullopt;
   std::string out(static_cast<size_t>(size), '\0');
-  if (!read_process(pid, address + 32, out.data(), out.size()))
+  if (!read_memory(pid, address + 32, out.data(), out.size()))
     return std::nullopt;
   return out;
 }
@@ -136,7 +136,7 @@ std::string version_text(uint32_t v) {
 
 std::span<const PythonLayout> python_layouts() { return kLayouts; }
 
-bool read_process(uint32_t pid, uint64_t address, void* out, size_t size) {
+bool read_memory(uint32_t pid, uint64_t address, void* out, size_t size) {
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
   return process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) ==
@@ -246,6 +246,7 @@ void PythonProcesses::inspect(format::ProcessInfo& info) {
   fresh.entry.wake_until_ns = info.captured_at_ns + kWakeForNs;
   Process& p = processes_[info.pid] = std::move(fresh);
   publish_(info.pid, &p.entry);
+  ++found_;
 }
 
 std::optional<format::CodeObject> PythonProcesses::read_code(uint32_t pid, const Process& p,
@@ -253,7 +254,7 @@ std::optional<format::CodeObject> PythonProcesses::read_code(uint32_t pid, const
                                                              uint32_t checksum) const {
   std::array<uint8_t, 144> code;
   uint64_t type = 0;
-  if (!read_process(pid, address, code.data(), code.size()))
+  if (!read_memory(pid, address, code.data(), code.size()))
     return std::nullopt;
   std::memcpy(&type, code.data() + 8, sizeof(type));
   // Freed, or another object since: never another function's name.

@@ -37,7 +37,7 @@ std::span<const PythonLayout> python_layouts();
 
 // Reads another process's memory (process_vm_readv): false where any of
 // it cannot be read.
-bool read_process(uint32_t pid, uint64_t address, void* out, size_t size);
+bool read_memory(uint32_t pid, uint64_t address, void* out, size_t size);
 
 class PythonProcesses {
  public:
@@ -69,7 +69,8 @@ class PythonProcesses {
     for (auto& [pid, p] : processes_)
       p.named.clear();
   }
-  size_t processes() const { return processes_.size(); }
+  // Processes whose frames BPF was given to walk, over the recording.
+  size_t found() const { return found_; }
   std::vector<uint32_t> pids() const;
 
   // How long after a process is found its samples wake the recorder at
@@ -104,6 +105,7 @@ class PythonProcesses {
   std::unordered_map<std::string, Build> builds_;  // by build-id; "" error: CPython
   std::unordered_map<uint32_t, Process> processes_;
   std::unordered_map<uint32_t, format::PythonCode> pending_;
+  size_t found_ = 0;
 };
 
 }  // namespace ebprof::record

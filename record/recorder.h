@@ -71,7 +71,8 @@ class Recorder {
   uint32_t window_count() const { return windows_ ? windows_->windows() : 0; }
   uint64_t window_bytes() const { return windows_ ? windows_->distinct_bytes() : 0; }
   size_t embedded_binaries() const { return embedder_ ? embedder_->binaries() : 0; }
-  size_t python_processes() const { return python_ ? python_->processes() : 0; }
+  // CPython processes whose frames were read.
+  size_t python_processes() const { return python_ ? python_->found() : 0; }
 
  private:
   uint32_t intern_comm(std::string_view comm);
