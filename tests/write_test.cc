@@ -208,6 +208,18 @@ TEST(TopWriter, TheHeaderSaysWhatWasLeftOut) {
             "counts them)");
 }
 
+// A Python the recorder could not read is said once per reason.
+TEST(TopWriter, TheHeaderSaysWhichPythonFramesWereNotRead) {
+  RecordingSummary summary = summary_of(0, 1);
+  summary.python_not_read = {{"CPython 3.12.1: ebprof reads 3.11 only", 2}};
+  std::ostringstream out;
+  write_top(out, make_profile(sample_stacks(), summary), {});
+  EXPECT_NE(out.str().find("\n# Python frames not read in 2 processes: CPython 3.12.1: ebprof "
+                           "reads 3.11 only\n"),
+            std::string::npos)
+      << out.str();
+}
+
 // -g: under each row, the call paths of its self samples, as perf report
 // --stdio draws them.
 TEST(TopWriter, CallGraphsUnderEachRow) {

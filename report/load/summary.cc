@@ -1,5 +1,6 @@
 #include "report/load/summary.h"
 
+#include <map>
 #include <set>
 
 #include "format/losses.h"
@@ -24,6 +25,7 @@ RecordingSummary summarize(std::span<const Recording> recordings) {
   std::vector<format::LossCount> losses;
   uint64_t duration_ns = 0;
   std::set<std::string> hosts, paths;
+  std::map<std::string, std::set<std::pair<uint32_t, uint32_t>>> python_not_read;
   // Each distinct name once, in order of appearance.
   auto add = [](std::set<std::string>& seen, std::string& list, const std::string& name) {
     if (seen.insert(name).second)
@@ -45,7 +47,13 @@ RecordingSummary summarize(std::span<const Recording> recordings) {
     s.ended &= r.end.has_value();
     if (!r.warning.empty())
       s.warning += (s.warning.empty() ? "" : "; ") + r.warning;
+    for (const auto& [pid, captures] : r.processes)
+      for (const format::ProcessInfo& p : captures)
+        if (!p.python.error.empty())
+          python_not_read[p.python.error].insert({r.index, pid});
   }
+  for (const auto& [why, pids] : python_not_read)
+    s.python_not_read.emplace_back(why, static_cast<uint32_t>(pids.size()));
   s.duration_s = duration_ns / 1e9;
   s.losses = format::totals_by_cause(losses);
   return s;

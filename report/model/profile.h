@@ -138,6 +138,9 @@ struct RecordingSummary {
   std::vector<format::LossCount> losses;  // totals by cause
   bool ended = true;                      // every recording has its end frame
   std::string warning;                    // damage, cuts
+  // Why CPython processes were recorded without their Python frames: each
+  // reason once, with how many processes it held for.
+  std::vector<std::pair<std::string, uint32_t>> python_not_read;
 };
 
 // A report's stacks, ready to write.

@@ -111,6 +111,9 @@ void write_holds(std::ostream& out, const RecordingFacts& f,
              "%zu sampled binaries have no build-id\n",
              f.sampled_with_embedded, f.sampled_binaries, f.sampled_without_build_id);
   out << "unnamed frames  " << describe_unnamed(unnamed, s.samples) << "\n";
+  for (const auto& [why, processes] : s.python_not_read)
+    out << "python          frames not read in " << count_of(processes, "process", "processes")
+        << ": " << why << "\n";
   if (!s.warning.empty())
     out << "warning         " << s.warning << "\n";
 }

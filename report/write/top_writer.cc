@@ -54,6 +54,9 @@ void write_header(std::ostream& out, const Profile& p, uint64_t shown) {
     out << "# recording has no end frame: the recorder was killed or the file is cut\n";
   if (!s.warning.empty())
     out << "# warning: " << s.warning << "\n";
+  for (const auto& [why, processes] : s.python_not_read)
+    out << "# Python frames not read in " << count_of(processes, "process", "processes") << ": "
+        << why << "\n";
 }
 
 struct Column {
