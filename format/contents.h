@@ -239,6 +239,7 @@ struct Sample {
   uint32_t waker_comm_id = 0;
   uint32_t window_id = kNoWindow;  // --call-graph dwarf: its user window
   uint32_t cgroup = kNoCgroup;     // index into its batch's cgroups
+  bool holds_gil = false;          // a CPython thread holding its interpreter's GIL
   bool operator==(const Sample&) const = default;
 };
 

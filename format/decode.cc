@@ -272,6 +272,16 @@ void decode_cgroups(schema::SampleBatch::Reader r, SampleBatch& batch) {
   }
 }
 
+void decode_gil(schema::SampleBatch::Reader r, SampleBatch& batch) {
+  auto gil = r.getHoldsGil();
+  if (gil.size() == 0)
+    return;
+  if (gil.size() != batch.samples.size())
+    throw FrameDamage{"GIL column differs in length from the samples"};
+  for (size_t i = 0; i < batch.samples.size(); ++i)
+    batch.samples[i].holds_gil = gil[i];
+}
+
 SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
   check_first_ids(r, ids, allow_gaps);
   SampleBatch batch;
@@ -294,6 +304,7 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
   decode_off_cpu(r, ids, batch);
   decode_windows(r, ids, batch);
   decode_cgroups(r, batch);
+  decode_gil(r, batch);
   return batch;
 }
 

@@ -143,6 +143,9 @@ struct SampleBatch {
   # sample of the batch had one (older files, hosts without cgroup v2).
   cgroups @22 :List(Cgroup);
   cgroup @23 :List(UInt32);
+  # Since 1.8, per sample: the thread held its CPython interpreter's GIL;
+  # empty when no sample of the batch did.
+  holdsGil @24 :List(Bool);
 }
 
 struct Cgroup {

@@ -390,6 +390,15 @@ void set_cgroups(schema::SampleBatch::Builder b, const SampleBatch& batch) {
     cgroup.set(i, samples[i].cgroup);
 }
 
+// Only in batches with a sample of a thread holding a GIL.
+void set_gil(schema::SampleBatch::Builder b, const std::vector<Sample>& samples) {
+  if (std::none_of(samples.begin(), samples.end(), [](const Sample& s) { return s.holds_gil; }))
+    return;
+  auto gil = b.initHoldsGil(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i)
+    gil.set(i, samples[i].holds_gil);
+}
+
 }  // namespace
 
 void RecordingWriter::write(const SampleBatch& batch) {
@@ -400,6 +409,7 @@ void RecordingWriter::write(const SampleBatch& batch) {
   set_off_cpu(b, batch.samples);
   set_windows(b, batch);
   set_cgroups(b, batch);
+  set_gil(b, batch.samples);
   write_message(FrameType::kSampleBatch, message);
   write_copies();
 }

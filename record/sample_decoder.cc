@@ -78,6 +78,7 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   s.user = without_marker({ips + nk, nu});
   s.python = {ips + nk + nu, 2 * np};
   s.python_end = static_cast<format::PythonEnd>(header.python_end);
+  s.holds_gil = header.flags & EBPROF_HOLDS_GIL;
   if (header.user_abi != EBPROF_ABI_NONE) {
     s.user_abi = header.user_abi == EBPROF_ABI_64 ? format::UserAbi::k64 : format::UserAbi::k32;
     s.user_regs = std::span<const uint64_t>(

@@ -40,6 +40,7 @@ struct RawSample {
   // and how their walk ended.
   std::span<const uint64_t> python;
   format::PythonEnd python_end = format::PythonEnd::kNone;
+  bool holds_gil = false;  // the thread held its interpreter's GIL
   // --call-graph dwarf: the user registers (bpf/profile.h's order) and
   // the user stack from the stack pointer up; empty without.
   format::UserAbi user_abi = format::UserAbi::kUnknown;

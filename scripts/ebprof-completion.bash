@@ -132,7 +132,7 @@ _ebprof_record() {
 
 _ebprof_report_commands='script info dump diff merge'
 _ebprof_report_flags='-h --help --follow --version --stdio --children --no-children -g --header
-  --header-only --annotate --delimit --lines --no-demangle --no-inline --include-idle
+  --header-only --annotate --delimit --lines --no-demangle --no-inline --include-idle --gil
   --wakers --kernel-only --user-only --no-cache'
 _ebprof_report_valued='-i --input -o --output --max-memory --split --labels --format -n --rows -s --sort
   --percent-limit --call-graph --prefix --symfs --debug-dir --cache-dir --debuginfod-timeout

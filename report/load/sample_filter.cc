@@ -100,7 +100,7 @@ void parse_time_window(const std::string& text, SampleFilter& filter) {
 bool keeps(const SampleFilter& f, const format::Sample& s, const std::string& comm,
            StartTime start) {
   const uint64_t start_ns = start.monotonic_ns;
-  if (s.pid == 0 && !f.include_idle)
+  if ((s.pid == 0 && !f.include_idle) || (f.gil_only && !s.holds_gil))
     return false;
   if (!listed(f.pids, s.pid) || !listed(f.tids, s.tid) ||
       !listed(f.cpus, static_cast<uint32_t>(s.cpu)) || !listed(f.comms, comm))

@@ -27,6 +27,7 @@ struct SampleFilter {
   // this length (SampleKey::slice), at least a second; 0 without.
   uint64_t split_ns = 0;
   bool include_idle = false;  // the idle task (pid 0) is left out unless asked for
+  bool gil_only = false;      // --gil: only CPython threads holding their interpreter's GIL
   // --view: samples on CPU, intervals off CPU (--off-cpu), or both; unset:
   // on CPU, or off CPU for a recording made with --off-cpu-only.
   std::optional<View> view;

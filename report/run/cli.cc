@@ -123,6 +123,9 @@ void add_filter_options(CLI::App& app, ReportOptions& o) {
                 "prints them, or a date and time (2026-12-01T10:00:00 local, ...Z for UTC); "
                 "either side may be empty");
   f->add_flag("--include-idle", o.include_idle, "Count the idle task (pid 0) too");
+  f->add_flag("--gil", o.gil,
+              "Only samples of CPython threads holding their interpreter's GIL (as py-spy's "
+              "--gil): where Python code ran, not where threads waited for it");
   f->add_flag("--wakers", o.wakers,
               "Show who woke each blocked thread (recorded with --wakers): its stack above a "
               "'--' frame, its comm last, like offwaketime");

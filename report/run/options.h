@@ -50,6 +50,7 @@ struct ReportOptions {
   std::vector<std::string> comms;
   std::string time;
   bool include_idle = false;
+  bool gil = false;  // --gil
   bool wakers = false;
   std::string view;
   std::string weight = "auto";

@@ -172,6 +172,7 @@ SampleFilter sample_filter(const ReportOptions& o) {
     return SampleFilter{.include_idle = true, .view = View::kWall};
   SampleFilter f{o.pids, o.tids, o.cpus, o.comms};
   f.include_idle = o.include_idle;
+  f.gil_only = o.gil;
   if (!o.view.empty())
     f.view = parse_view(o.view);
   if (!o.time.empty())

@@ -94,7 +94,8 @@ class Dumper : public format::RecordingVisitor {
       out_ << string_printf("sample time %" PRIu64 " pid %u tid %u cpu %u stack %u comm %u",
                             s.time_ns, s.pid, s.tid, s.cpu, s.stack_id, s.comm_id)
            << (s.window_id == format::kNoWindow ? "" : " window " + std::to_string(s.window_id))
-           << (s.cgroup == format::kNoCgroup ? "" : " cgroup " + std::to_string(s.cgroup)) << '\n';
+           << (s.cgroup == format::kNoCgroup ? "" : " cgroup " + std::to_string(s.cgroup))
+           << (s.holds_gil ? " gil" : "") << '\n';
   }
   void on_elf_cfi(format::ElfCfi&& c) override {
     out_ << "cfi " << c.path << " build-id " << hex_bytes(c.build_id) << " eh_frame_hdr "

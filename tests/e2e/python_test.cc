@@ -72,6 +72,12 @@ TEST_P(PythonFrames, FunctionsSharesThreadsAndTheCTheyCall) {
   // before the recorder found the interpreter (its first milliseconds).
   const uint64_t all = samples_with(folded, " ");
   EXPECT_LT(samples_with(folded, "_PyEval_EvalFrameDefault;"), all / 50) << folded;
+  // --gil leaves out what ran without the GIL: hashlib's hashing, which
+  // lets it go for large buffers, and nothing else much.
+  const std::string gil = run(kReport + " -i " + data + " --format folded --gil").out;
+  EXPECT_GT(samples_with(folded, "SHA256_Update"), 0u) << folded;
+  EXPECT_EQ(samples_with(gil, "SHA256_Update"), 0u) << gil;
+  EXPECT_GT(samples_with(gil, " "), all * 8 / 10) << gil;
   // The busy loop's own lines: the loop's test (line 15) and body (16).
   const std::string lines = run(kReport + " -i " + data + " --format folded --lines").out;
   const uint64_t burn = samples_with(lines, ";burn pysplit.py:");
@@ -137,6 +143,24 @@ TEST(Python, AProcessOfFiftyMillisecondsIsNamed) {
   ASSERT_EQ(rec.status, 0) << rec.err;
   const std::string folded = run(kReport + " -i " + data + " --format folded").out;
   EXPECT_GT(samples_with(folded, "python3.11;<module>;busy"), 20u) << folded;
+}
+
+// A copy of the interpreter run from a scratch directory and deleted
+// before the report: the recording holds all that names its frames.
+TEST(Python, AnInterpreterDeletedAfterRecordingIsStillNamed) {
+  REQUIRE_BPF();
+  if (run("command -v /usr/bin/python3.11").status != 0)
+    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  const fs::path dir = fresh_dir("pycopy");
+  fs::copy_file("/usr/bin/python3.11", dir / "python3.11");
+  const std::string data = (dir / "copy.data").string();
+  Outcome rec = run(kRecord + " -q -F 999 -o " + data + " -- " + (dir / "python3.11").string() +
+                    " " + kPysplit + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  fs::remove(dir / "python3.11");
+  const std::string folded = run(kReport + " -i " + data + " --format folded").out;
+  EXPECT_GT(samples_with(folded, ";<module>;main;middle;hot;burn"), 100u) << folded;
+  EXPECT_GT(samples_with(folded, ";Thread.run;spinner;burn"), 100u) << folded;
 }
 
 // --no-python records what it did before: native frames only.
