@@ -78,6 +78,19 @@ TEST_P(PythonFrames, FunctionsSharesThreadsAndTheCTheyCall) {
   EXPECT_GT(samples_with(folded, "SHA256_Update"), 0u) << folded;
   EXPECT_EQ(samples_with(gil, "SHA256_Update"), 0u) << gil;
   EXPECT_GT(samples_with(gil, " "), all * 8 / 10) << gil;
+  // pprof: Python functions with their file and lines, as go tool pprof
+  // -list shows them against the source.
+  if (run("command -v go").status == 0) {
+    const std::string pb = temp_file("pysplit.pb.gz");
+    ASSERT_EQ(run(kReport + " -i " + data + " --format pprof -o " + pb).status, 0);
+    // Absolute paths, not pprof's guess of a prefix to trim from the cwd.
+    const std::string list =
+        run("go tool pprof -source_path=/ -trim_path=/ -list '^burn$' " + pb + " 2>&1").out;
+    EXPECT_NE(list.find("ROUTINE ======================== burn in " + kPysplit.substr(1)),
+              std::string::npos)
+        << list;
+    EXPECT_TRUE(std::regex_search(list, std::regex(R"(ms +[0-9.]+m?s +15:    while)"))) << list;
+  }
   // The busy loop's own lines: the loop's test (line 15) and body (16).
   const std::string lines = run(kReport + " -i " + data + " --format folded --lines").out;
   const uint64_t burn = samples_with(lines, ";burn pysplit.py:");
