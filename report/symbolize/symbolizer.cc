@@ -69,6 +69,8 @@ uint32_t Symbolizer::python_frame(const Recording& recording, const StackRef& re
     const size_t slash = code->filename.rfind('/');
     f.module = slash == std::string::npos ? code->filename : code->filename.substr(slash + 1);
     f.line = python_line(code->line_table, code->first_line, frame.lasti);
+    // Where in its bytecode, as a native frame's offset is in its function.
+    f.offset = frame.lasti > 0 ? 2 * static_cast<uint64_t>(frame.lasti) : 0;
     if (options_.lines && f.line > 0)
       f.name += ' ' + f.module + ':' + std::to_string(f.line);
   }
