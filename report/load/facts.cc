@@ -1,5 +1,6 @@
 #include "report/load/facts.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -63,6 +64,19 @@ void count_dropped(const Recording& r, RecordingFacts& f) {
   f.dropped_to_s = last > start ? (last - start) / 1e9 : 0;
 }
 
+void count_python(const Recording& r, RecordingFacts& f) {
+  for (const auto& [pid, captures] : r.processes)
+    f.python_processes += std::any_of(captures.begin(), captures.end(), [](const auto& c) {
+      return c.python.version != 0 && c.python.error.empty();
+    });
+  for (const auto& [pid, codes] : r.python_code)
+    for (const auto& [address, at] : codes)
+      f.python_code_objects += at.size();
+  for (const auto& [key, values] : r.counts)
+    if (const format::Stack* stack = r.stacks.find(key.stack.stack))
+      f.python_walks[static_cast<size_t>(stack->python_end)] += values.count;
+}
+
 }  // namespace
 
 RecordingFacts describe_recording(const Recording& r) {
@@ -102,6 +116,7 @@ RecordingFacts describe_recording(const Recording& r) {
   for (const auto& [id, table] : *r.embedded_symbols)
     f.embedded_functions += table.size();
   count_sampled_binaries(r, f);
+  count_python(r, f);
   f.sections = r.sections;
   if (r.info.call_graph == format::CallGraph::kDwarf) {
     f.user_stack_bytes = r.info.user_stack_bytes;

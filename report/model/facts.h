@@ -3,6 +3,7 @@
 // The report's profile model, part 4: what `ebprof-report info` says of
 // one recording beyond a report's header.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -60,6 +61,10 @@ struct RecordingFacts {
   size_t windows = 0;
   uint64_t window_bytes = 0;
   size_t embedded_cfi = 0;
+  // CPython: the processes whose frames were read, the code objects
+  // named, and the samples of those processes by how their walk ended.
+  size_t python_processes = 0, python_code_objects = 0;
+  std::array<uint64_t, format::kPythonEnds> python_walks{};
 };
 
 }  // namespace ebprof::report

@@ -4,10 +4,12 @@
 // interpreters found on Debian 12 machines (Debian's python3.11, libpython
 // linked in; a shared-libpython build first on PATH where there is one).
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "tests/e2e/e2e_support.h"
 
@@ -56,6 +58,10 @@ TEST_P(PythonFrames, FunctionsSharesThreadsAndTheCTheyCall) {
   ASSERT_GT(truth["hot"], 0) << rec.out;
 
   const std::string folded = run(kReport + " -i " + data + " --format folded").out;
+  const std::string info = run(kReport + " info " + data).out;
+  EXPECT_TRUE(std::regex_search(info, std::regex("\npython +1 process read, [0-9]+ code objects; "
+                                                 "samples' frames: [0-9]+ whole")))
+      << info;
   // Callers in order, from the module down; the C a function calls under it.
   const uint64_t hot = samples_with(folded, ";<module>;main;middle;hot;burn");
   const uint64_t cold = samples_with(folded, ";<module>;main;middle;cold;burn");
@@ -174,6 +180,33 @@ TEST(Python, AnInterpreterDeletedAfterRecordingIsStillNamed) {
   const std::string folded = run(kReport + " -i " + data + " --format folded").out;
   EXPECT_GT(samples_with(folded, ";<module>;main;middle;hot;burn"), 100u) << folded;
   EXPECT_GT(samples_with(folded, ";Thread.run;spinner;burn"), 100u) << folded;
+}
+
+// A Python process running before the recorder (-p), and one started
+// after it (-a): both found without asking.
+TEST(Python, ProcessesBeforeAndAfterTheRecorderStartedAreFound) {
+  REQUIRE_BPF();
+  if (run("command -v /usr/bin/python3.11").status != 0)
+    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  const pid_t before = spawn({"/usr/bin/python3.11", kPysplit, "4"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::string by_pid = temp_file("pybefore.data");
+  Outcome rec = run(kRecord + " -q -F 999 --duration 1 -p " + std::to_string(before) + " -o " +
+                    by_pid);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const std::string all = temp_file("pyafter.data");
+  const pid_t recorder = spawn({kRecord, "-q", "-a", "-F", "999", "--duration", "2", "-o", all});
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  Outcome late = run("/usr/bin/python3.11 " + kPysplit + " 1");
+  ASSERT_EQ(late.status, 0) << late.err;
+  ASSERT_EQ(wait_exit(recorder), 0);
+  wait_exit(before);
+  for (const std::string& data : {by_pid, all}) {
+    const std::string folded =
+        run(kReport + " -i " + data + " --comm python3.11 --format folded").out;
+    EXPECT_GT(samples_with(folded, ";<module>;main;middle;hot;burn"), 100u) << data << "\n"
+                                                                            << folded;
+  }
 }
 
 // --no-python records what it did before: native frames only.
