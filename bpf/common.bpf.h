@@ -279,23 +279,25 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 	struct ebprof_sample *s = &w->s;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u64 sp = BPF_CORE_READ(regs, sp);
-	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+	/* Through BTF pointers: plain loads the kernel guards against faults,
+	 * not a helper call each (bpf_probe_read_kernel). */
+	__u64 sp = regs->sp;
+	__u64 top = task->mm ? task->mm->start_stack : 0;
 	__u32 want = user_stack_bytes;
 	/* Native frames, then two words a Python frame. */
 	__u32 nf = ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f)) +
 		   2 * (s->python_frames & 0xff);
 
-	s->user_regs[0] = BPF_CORE_READ(regs, ip);
+	s->user_regs[0] = regs->ip;
 	s->user_regs[1] = sp;
-	s->user_regs[2] = BPF_CORE_READ(regs, bp);
-	s->user_regs[3] = BPF_CORE_READ(regs, bx);
-	s->user_regs[4] = BPF_CORE_READ(regs, r10);
-	s->user_regs[5] = BPF_CORE_READ(regs, r12);
-	s->user_regs[6] = BPF_CORE_READ(regs, r13);
-	s->user_regs[7] = BPF_CORE_READ(regs, r14);
-	s->user_regs[8] = BPF_CORE_READ(regs, r15);
-	s->user_abi = BPF_CORE_READ(regs, cs) == 0x23 ? EBPROF_ABI_32 : EBPROF_ABI_64;
+	s->user_regs[2] = regs->bp;
+	s->user_regs[3] = regs->bx;
+	s->user_regs[4] = regs->r10;
+	s->user_regs[5] = regs->r12;
+	s->user_regs[6] = regs->r13;
+	s->user_regs[7] = regs->r14;
+	s->user_regs[8] = regs->r15;
+	s->user_abi = regs->cs == 0x23 ? EBPROF_ABI_32 : EBPROF_ABI_64;
 	if (top > sp && top - sp + 128 < want)
 		want = (top - sp + 128 + 7) & ~7u;
 	if (want > EBPROF_MAX_USER_STACK)

@@ -145,7 +145,7 @@ static __always_inline __u64 python_thread_state(const struct ebprof_python_proc
 	 * fsbase points to; Python takes its key early, one of those. */
 	if (bpf_probe_read_user(&key, sizeof(key), (void *)(p->runtime + p->tss_key)) || key >= 32)
 		return 0;
-	fsbase = BPF_CORE_READ(task, thread.fsbase);
+	fsbase = task->thread.fsbase;
 	if (bpf_probe_read_user(&tstate, sizeof(tstate),
 				(void *)(fsbase + p->tsd_offset + 16 * (__u64)key)))
 		return 0;
