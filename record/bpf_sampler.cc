@@ -111,7 +111,7 @@ const char* transport_name(Transport t) {
 size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count, uint32_t user_stack_bytes) {
   const uint64_t frequency = rate.frequency ? rate.frequency : 1000;
   constexpr size_t kTypicalSampleBytes = 1024;  // header + ~120 frames
-  const size_t pages = frequency * (kTypicalSampleBytes + user_stack_bytes) / getpagesize();
+  const size_t pages = frequency * (kTypicalSampleBytes + user_stack_bytes) / 4 / getpagesize();
   // The shared ring buffer of many CPUs must stay within kMaxRingBytes.
   const size_t most =
       std::bit_floor(kMaxRingBytes / getpagesize() / std::max<size_t>(cpu_count, 1));

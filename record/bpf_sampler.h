@@ -75,11 +75,16 @@ struct SamplerConfig {
   uint32_t user_stack_bytes = 0;
 };
 
-// Buffer size for a sampling rate, in pages per CPU: room for about a second
-// of samples of typical depth (and of `user_stack_bytes` of stack each), so
-// a reader that stalls briefly loses nothing. With a period (-c) the rate
-// is unknown; 1000 samples per second is assumed. The ring buffer, one for
-// all `cpu_count` CPUs, stays within 1 GiB.
+// Buffer size for a sampling rate, in pages per CPU: room for about a
+// quarter of a second of samples of typical depth (and of
+// `user_stack_bytes` of stack each). The reader drains the buffer every
+// 20-100 ms and is woken when a quarter of it fills, so that is room for a
+// reader that stalls briefly, and no more: the buffer is mapped into the
+// recorder twice over (the ring's wrap-around), all of it resident once
+// written, so a second's room cost the recorder four times the memory.
+// With a period (-c) the rate is unknown; 1000 samples per second is
+// assumed. The ring buffer, one for all `cpu_count` CPUs, stays within
+// 1 GiB.
 size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count, uint32_t user_stack_bytes = 0);
 
 // The most user stack a record can carry through `transport`: a perf-buffer

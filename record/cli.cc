@@ -136,7 +136,8 @@ void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "ringbuf", "perfbuf"}));
   app.add_option("-m,--mmap-pages", o.mmap_pages,
-                 "Sample buffer size in pages per CPU, a power of two (default: from -F)")
+                 "Sample buffer size in pages per CPU, a power of two (default: a quarter of a "
+                 "second of samples at -F)")
       ->check(CLI::PositiveNumber);
   auto* g = app.add_flag("-g", flags.g, "Frame-pointer call graphs (the default; as perf's -g)");
   app.add_option("--call-graph", flags.call_graph,
