@@ -113,14 +113,14 @@ INSTANTIATE_TEST_SUITE_P(Interpreters, PythonFrames,
                                          PythonCase{"python3", "--call-graph dwarf"}));
 
 // The stack shapes profilers get wrong, each in one recording of Debian's
-// python3.11 with frame pointers and --off-cpu.
+// python3.11 with frame pointers and --off-cpu, and a thread's own name.
 TEST(Python, RecursionGeneratorsCallbacksExecChurnUnicodeAndSleep) {
   REQUIRE_BPF();
   if (run("command -v /usr/bin/python3.11").status != 0)
     GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
   const std::string data = temp_file("pyshapes.data");
   Outcome rec = run(kRecord + " -q -F 999 --off-cpu -o " + data + " -- /usr/bin/python3.11 " +
-                    kPyshapes + " 0.5 recursion generator callback exec churn unicode sleep");
+                    kPyshapes + " 0.5 recursion generator callback exec churn unicode sleep named");
   ASSERT_EQ(rec.status, 0) << rec.err;
   const std::string folded = run(kReport + " -i " + data + " --format folded --view oncpu").out;
   const std::string hundred_deep = [] {
@@ -135,6 +135,8 @@ TEST(Python, RecursionGeneratorsCallbacksExecChurnUnicodeAndSleep) {
   EXPECT_GT(samples_with(folded, ";shape;generated_code;spin_until"), 100u) << "exec'd code";
   EXPECT_GT(samples_with(folded, ";shape;made_and_freed"), 10u) << folded;
   EXPECT_GT(samples_with(folded, ";shape;ünïcödé_函数;spin_until"), 100u) << "a name in UTF-8";
+  // A thread that named itself is shown by its name, its stack its own.
+  EXPECT_GT(samples_with(folded, "py-worker;", ";named_worker;spin_until"), 100u) << folded;
   // Code made and freed in a loop never lends its name to what takes its
   // place: made_and_freed is only ever where it ran.
   EXPECT_EQ(samples_with(folded, "made_and_freed"), samples_with(folded, ";shape;made_and_freed"))
@@ -142,8 +144,8 @@ TEST(Python, RecursionGeneratorsCallbacksExecChurnUnicodeAndSleep) {
   // Off CPU: asleep at its own line.
   const std::string off =
       run(kReport + " -i " + data + " --format folded --view offcpu --lines").out;
-  EXPECT_GT(samples_with(off, "[off-cpu: S sleeping];<module> pyshapes.py:73;shape "
-                              "pyshapes.py:69;sleeper pyshapes.py:42;"),
+  EXPECT_GT(samples_with(off, "[off-cpu: S sleeping];<module> pyshapes.py:84;shape "
+                              "pyshapes.py:76;sleeper pyshapes.py:44;"),
             400'000u)
       << "at least 0.4 s of the 0.5 s sleep, in microseconds\n"
       << off;

@@ -2,7 +2,9 @@
 # spinning for the given seconds: recursion 100 deep, a generator, a Python
 # key function called back from C (sorted), generated code run by exec,
 # functions made and freed in a loop (their code objects' addresses
-# reused), non-ASCII names, and a thread asleep at a known line.
+# reused), non-ASCII names, a thread asleep at a known line, and a thread
+# that names itself (as a process sets a thread's name: prctl).
+import ctypes
 import sys
 import threading
 import time
@@ -42,6 +44,11 @@ def sleeper(seconds):
     time.sleep(seconds)  # SLEEP LINE
 
 
+def named_worker(end):
+    ctypes.CDLL(None).prctl(15, b"py-worker", 0, 0, 0)  # PR_SET_NAME
+    spin_until(end)
+
+
 def shape(name, seconds):
     end = time.monotonic() + seconds
     if name == "recursion":
@@ -67,6 +74,10 @@ def shape(name, seconds):
         ünïcödé_函数(end)
     elif name == "sleep":
         sleeper(seconds)
+    elif name == "named":
+        worker = threading.Thread(target=named_worker, args=(end,))
+        worker.start()
+        worker.join()
 
 
 for arg in sys.argv[2:]:
