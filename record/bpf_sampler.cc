@@ -154,14 +154,14 @@ BpfSampler::BpfSampler(const SamplerConfig& config) {
 BpfSampler::~BpfSampler() = default;
 
 // One ring for all CPUs, as large as the per-CPU buffers together.
-static size_t ring_bytes(const SamplerConfig& config) {
+size_t buffer_bytes(const SamplerConfig& config) {
   return std::bit_ceil(config.pages_per_cpu * getpagesize() * config.cpus.size());
 }
 
 // Settings and which programs and maps load: before the object is loaded.
 void BpfSampler::configure(const SamplerConfig& config) {
   const bool ring = config.transport == Transport::kRingBuffer;
-  if (ring && ring_bytes(config) > kMaxRingBytes)
+  if (ring && buffer_bytes(config) > kMaxRingBytes)
     throw Error("-m " + std::to_string(config.pages_per_cpu) + " pages on " +
                 std::to_string(config.cpus.size()) + " CPUs is more than the " +
                 std::to_string(kMaxRingBytes >> 20) + " MiB ring buffer allowed: lower -m");
@@ -192,8 +192,8 @@ void BpfSampler::configure(const SamplerConfig& config) {
   if (int err = bpf_map__set_max_entries(skel_->maps.switch_stack_scratch,
                                          config.off_cpu ? libbpf_num_possible_cpus() : 1))
     throw_bpf("sizing the stack copies", -err);
-  skel_->rodata->wakeup_bytes = ring_bytes(config) / 4;
-  if (int err = bpf_map__set_max_entries(skel_->maps.events, ring_bytes(config)))
+  skel_->rodata->wakeup_bytes = buffer_bytes(config) / 4;
+  if (int err = bpf_map__set_max_entries(skel_->maps.events, buffer_bytes(config)))
     throw_bpf("sizing the ring buffer", -err);
   // A kernel without ring buffers cannot create the map; the program's
   // ring-buffer path is dead code then, so nothing refers to it.

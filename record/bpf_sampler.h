@@ -87,6 +87,10 @@ struct SamplerConfig {
 // 1 GiB.
 size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count, uint32_t user_stack_bytes = 0);
 
+// The sample buffers' bytes, all CPUs': the ring's size, or the perf
+// buffers' added up.
+size_t buffer_bytes(const SamplerConfig& config);
+
 // The most user stack a record can carry through `transport`: a perf-buffer
 // record's size is a u16.
 uint32_t max_user_stack_bytes(Transport transport);
