@@ -99,6 +99,7 @@ struct ebprof_python_proc {
 	unsigned short code_argcount;
 	unsigned short code_kwonly;
 	unsigned short code_firstline;
+	unsigned short code_name;	/* co_name: its str object's address goes into the checksum */
 	unsigned short code_bytecode;	/* where the instructions start (tp_basicsize) */
 	unsigned short max_owner;	/* the highest frame owner a walk goes through */
 };
@@ -106,7 +107,7 @@ struct ebprof_python_proc {
 /* One interpreter frame in a record: the code object's address with the
  * entry flag in its top bit, then the instruction index (lasti, signed) in
  * the high half and a checksum of the code object's fixed fields (argument
- * counts, flags, first line) in the low half. */
+ * counts, flags, first line, its name's address) in the low half. */
 #define EBPROF_PY_ENTRY (1ULL << 63)
 
 /* Why a thread left the CPU (--off-cpu), from its state at the switch. */

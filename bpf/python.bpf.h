@@ -24,9 +24,11 @@ SHARED PYTHON_PROCS_MAP python_procs SEC(".maps");
 
 /* The bytes of one frame and of its code object, read whole (two reads a
  * frame), then picked apart at the offsets of the process's layout:
- * PY_READ bytes of each, in a PY_CHUNK the offsets are masked into. */
-#define PY_CHUNK 128
-#define PY_READ	 80
+ * PY_READ_FRAME and PY_READ_CODE bytes, in a PY_CHUNK the offsets are
+ * masked into. */
+#define PY_CHUNK      256
+#define PY_READ_FRAME 80
+#define PY_READ_CODE  128
 struct python_chunks {
 	__u8 frame[PY_CHUNK];
 	__u8 code[PY_CHUNK];
@@ -84,7 +86,7 @@ static __always_inline __s32 py_int(const __u8 *chunk, __u32 at)
 			w->end = EBPROF_PY_TOO_DEEP;                                               \
 			return 1;                                                                  \
 		}                                                                                  \
-		if (bpf_probe_read_user(c->frame, PY_READ, (void *)w->frame)) {                   \
+		if (bpf_probe_read_user(c->frame, PY_READ_FRAME, (void *)w->frame)) {                   \
 			w->end = EBPROF_PY_UNREADABLE;                                             \
 			return 1;                                                                  \
 		}                                                                                  \
@@ -93,7 +95,7 @@ static __always_inline __s32 py_int(const __u8 *chunk, __u32 at)
 			return 1;                                                                  \
 		}                                                                                  \
 		code = py_word(c->frame, w->layout.frame_code);                                    \
-		if (!code || bpf_probe_read_user(c->code, PY_READ, (void *)code)) {               \
+		if (!code || bpf_probe_read_user(c->code, PY_READ_CODE, (void *)code)) {               \
 			w->end = EBPROF_PY_UNREADABLE;                                             \
 			return 1;                                                                  \
 		}                                                                                  \
@@ -108,7 +110,8 @@ static __always_inline __s32 py_int(const __u8 *chunk, __u32 at)
 		check = ((__u32)py_int(c->code, w->layout.code_argcount) << 25) +                  \
 			((__u32)py_int(c->code, w->layout.code_kwonly) << 18) +                    \
 			((__u32)py_int(c->code, w->layout.code_flags) << 10) +                     \
-			(__u32)py_int(c->code, w->layout.code_firstline);                          \
+			(__u32)py_int(c->code, w->layout.code_firstline) ^                         \
+			(__u32)(py_word(c->code, w->layout.code_name) >> 4);                       \
 		out = (__u64 *)(slot + (w->dst & 0x3fff));                                         \
 		out[0] = code | (c->frame[w->layout.frame_entry & (PY_CHUNK - 1)]                  \
 					 ? EBPROF_PY_ENTRY                                         \
@@ -147,7 +150,14 @@ static __always_inline __u64 python_thread_state(const struct ebprof_python_proc
 		return 0;
 	fsbase = task->thread.fsbase;
 	if (bpf_probe_read_user(&tstate, sizeof(tstate),
-				(void *)(fsbase + p->tsd_offset + 16 * (__u64)key)))
+				(void *)(fsbase + p->tsd_offset + 16 * (__u64)key)) ||
+	    !tstate)
+		return 0;
+	/* Only a state that says it is this thread's: a libc whose key slots
+	 * are elsewhere, or a key not yet made, gives no frames, never
+	 * another thread's. */
+	if (bpf_probe_read_user(&native, sizeof(native), (void *)(tstate + p->thread_id)) ||
+	    native != tid)
 		return 0;
 	return tstate;
 #else

@@ -99,9 +99,9 @@ uint32_t max_user_stack_bytes(Transport transport) {
   if (transport == Transport::kRingBuffer)
     return EBPROF_MAX_USER_STACK;
   // A perf record: its 8-byte header and the raw size (4) before the data,
-  // the sample's header and frames in the data.
+  // the sample's header, frames and Python frames in the data.
   constexpr uint32_t kRecordMax = 0xffff - 8 - 4 - 8;
-  return (kRecordMax - sizeof(ebprof_sample)) & ~7u;
+  return (kRecordMax - sizeof(ebprof_sample) - EBPROF_MAX_PY_FRAMES * 16) & ~7u;
 }
 
 const char* transport_name(Transport t) {

@@ -34,10 +34,10 @@ constexpr PythonLayout kLayouts[] = {{
              .code_argcount = 56,
              .code_kwonly = 64,
              .code_firstline = 72,
+             .code_name = 120,
              .code_bytecode = 184,
              .max_owner = 2},
     .code_filename = 112,
-    .code_name = 120,
     .code_qualname = 128,
     .code_linetable = 136,
     .runtime_interpreters = 40,
@@ -63,8 +63,13 @@ uint32_t checksum_of(const uint8_t* code, const ebprof_python_proc& w) {
     std::memcpy(&v, code + at, sizeof(v));
     return static_cast<uint32_t>(v);
   };
-  return (field(w.code_argcount) << 25) + (field(w.code_kwonly) << 18) +
-         (field(w.code_flags) << 10) + field(w.code_firstline);
+  uint64_t name;
+  std::memcpy(&name, code + w.code_name, sizeof(name));
+  // bpf/python.bpf.h's, to the bit: the fixed fields, and the name's
+  // address (another function made where a freed one was has its own).
+  return ((field(w.code_argcount) << 25) + (field(w.code_kwonly) << 18) +
+          (field(w.code_flags) << 10) + field(w.code_firstline)) ^
+         static_cast<uint32_t>(name >> 4);
 }
 
 void append_utf8(std::string& out, uint32_t c) {
@@ -172,7 +177,10 @@ const PythonProcesses::Build* PythonProcesses::build_of(uint32_t pid, const form
       if (b.version_vaddr && b.runtime_vaddr && b.code_type_vaddr && b.eval_vaddr)
         b.error.clear();
     } catch (const Error&) {
-      // Gone, or not an ELF file: not one to read, and not worth a word.
+      // Gone before it was read, or not an ELF file: not one to read now,
+      // and not worth a word; the next process that maps it tries again.
+      builds_.erase(it);
+      return nullptr;
     }
   }
   return b.error.empty() ? &b : nullptr;
@@ -273,7 +281,7 @@ std::optional<format::CodeObject> PythonProcesses::read_code(uint32_t pid, const
   c.first_line = static_cast<uint32_t>(first_line);
   std::optional<std::string> qualname = read_str(pid, pointer(p.layout->code_qualname));
   if (!qualname)
-    qualname = read_str(pid, pointer(p.layout->code_name));
+    qualname = read_str(pid, pointer(p.entry.code_name));
   std::optional<std::string> filename = read_str(pid, pointer(p.layout->code_filename));
   std::optional<std::string> table = read_bytes(pid, pointer(p.layout->code_linetable));
   if (!qualname || !filename)
@@ -284,13 +292,19 @@ std::optional<format::CodeObject> PythonProcesses::read_code(uint32_t pid, const
   return c;
 }
 
-void PythonProcesses::take_new(uint32_t pid, std::span<const uint64_t> words) {
+void PythonProcesses::take_new(uint32_t pid, uint32_t stack, std::span<const uint64_t> words) {
   if (words.empty())
     return;
   auto it = processes_.find(pid);
   if (it == processes_.end())
     return;
   Process& p = it->second;
+  if (stack != kNotInterned) {
+    if (p.stacks.size() >= kMaxNamedPerProcess)
+      p.stacks.clear();
+    if (!p.stacks.insert(stack).second)
+      return;
+  }
   for (size_t i = 0; i + 1 < words.size(); i += 2) {
     const format::PythonFrame f = format::python_frame(words[i], words[i + 1]);
     if (p.named.size() >= kMaxNamedPerProcess)

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "bpf/profile.h"
@@ -28,7 +29,7 @@ struct PythonLayout {
   ebprof_python_proc walk{};  // the offsets BPF walks by (addresses left 0)
   // What the recorder reads of a code object, and of the runtime to check
   // the layout against the process.
-  uint16_t code_filename = 0, code_name = 0, code_qualname = 0, code_linetable = 0;
+  uint16_t code_filename = 0, code_qualname = 0, code_linetable = 0;
   uint16_t runtime_interpreters = 0;  // _PyRuntime.interpreters.head
   uint16_t interp_threads = 0;        // PyInterpreterState.threads.head
   uint16_t thread_interp = 0;         // PyThreadState.interp
@@ -56,8 +57,12 @@ class PythonProcesses {
 
   // The code objects of Python frames `words` (format::Stack::python's
   // pairs) that `pid` ran and that were not yet read, read now while the
-  // process lives.
-  void take_new(uint32_t pid, std::span<const uint64_t> words);
+  // process lives. `stack`: the file's id of the stack they are in, looked
+  // at once per process (a forked child runs its parent's stacks, whose
+  // code objects it holds at the same addresses: it needs them read from
+  // it too); kNotInterned for frames not interned yet, looked at every time.
+  static constexpr uint32_t kNotInterned = UINT32_MAX;
+  void take_new(uint32_t pid, uint32_t stack, std::span<const uint64_t> words);
 
   // The code objects read since the last drain, a frame per process.
   std::vector<format::PythonCode> drain();
@@ -66,8 +71,10 @@ class PythonProcesses {
   void forget(uint32_t pid);
   // A new file (--switch-output): its code objects are written again.
   void forget_taken() {
-    for (auto& [pid, p] : processes_)
+    for (auto& [pid, p] : processes_) {
       p.named.clear();
+      p.stacks.clear();
+    }
   }
   // Processes whose frames BPF was given to walk, over the recording.
   size_t found() const { return found_; }
@@ -93,6 +100,7 @@ class PythonProcesses {
     // The code objects read, by address, with their checksum: another
     // checksum at an address is another code object.
     std::unordered_map<uint64_t, uint32_t> named;
+    std::unordered_set<uint32_t> stacks;  // whose frames were looked at
   };
   const Build* build_of(uint32_t pid, const format::Mapping& m);
   // The layout of the interpreter at `runtime` in `pid`, or why none fits.

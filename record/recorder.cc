@@ -111,8 +111,8 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
       python_->inspect(*process);
     writer_.write(*process);
   }
-  if (is_new && python_)
-    python_->take_new(s.tgid, s.python);
+  if (python_)
+    python_->take_new(s.tgid, stack_id, s.python);
   // After observe(), so that a new stack's mappings are known.
   if (is_new && embedder_) {
     uint64_t start = monotonic_ns();
@@ -135,7 +135,7 @@ void Recorder::keep_switch_window(const RawSample& s) {
   // Named now: the interval's record comes when the thread runs again,
   // which may be after its process exits.
   if (python_)
-    python_->take_new(s.tgid, s.python);
+    python_->take_new(s.tgid, PythonProcesses::kNotInterned, s.python);
 }
 
 std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {
