@@ -312,6 +312,10 @@ struct CodeObject {
   bool operator==(const CodeObject&) const = default;
 };
 
+// The most code objects one PythonCode frame holds: a recorder writes a
+// process's new ones each batch, and remembers at most 65,536 a process.
+inline constexpr size_t kMaxCodeObjectsPerFrame = size_t{1} << 16;
+
 // The code objects of one process (format 1.8).
 struct PythonCode {
   uint32_t pid = 0;

@@ -386,6 +386,10 @@ ElfCfi decode(schema::ElfCfi::Reader r) {
 PythonCode decode(schema::PythonCode::Reader r) {
   PythonCode p;
   p.pid = r.getPid();
+  // A list of empty structs costs the message almost nothing and the
+  // reader a CodeObject each: bounded by what a recorder ever writes.
+  if (r.getCodes().size() > kMaxCodeObjectsPerFrame)
+    throw FrameDamage{std::to_string(r.getCodes().size()) + " code objects in one frame"};
   for (auto c : r.getCodes())
     p.codes.push_back(CodeObject{c.getAddress(), c.getChecksum(), str(c.getQualname()),
                                  str(c.getFilename()), c.getFirstLine(), bytes(c.getLineTable())});

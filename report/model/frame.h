@@ -42,6 +42,7 @@ enum class UnnamedReason : uint8_t {
   kStackTooDeep,     // more frames than a report follows
   k32BitTask,        // a 32-bit task's stack, which a 64-bit unwinder cannot read
   kStackTruncated,   // a frame-pointer walk cut at the most frames a sample holds
+  kPythonWalkCut,    // BPF's walk of the Python frames stopped before the first one
 };
 
 // What a thread was doing when its stack was taken.

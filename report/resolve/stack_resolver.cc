@@ -110,6 +110,7 @@ void StackResolver::merge_python(const Recording& r, const StackRef& ref,
         add_native(i);
     }
     add_python(false);  // frames the native walk ended short of
+    end_python(stack, ids);
     return;
   }
   // The frame-pointer walk breaks in an interpreter built without frame
@@ -126,6 +127,16 @@ void StackResolver::merge_python(const Recording& r, const StackRef& ref,
       break;
   }
   add_python(false);
+  end_python(stack, ids);
+}
+
+void StackResolver::end_python(const format::Stack& stack, std::vector<uint32_t>& ids) {
+  // A walk that stopped short (a frame unreadable, not a code object, too
+  // deep) must not look like a stack that reached its first frame.
+  if (stack.python_end != format::PythonEnd::kComplete)
+    ids.push_back(table().intern(Frame{.kind = FrameKind::kStackEnd,
+                                       .reason = UnnamedReason::kPythonWalkCut,
+                                       .module = "[truncated]"}));
 }
 
 UnwindCounts StackResolver::count_unwinding(const Recording& r) {

@@ -62,6 +62,8 @@ class StackResolver {
   void merge_python(const Recording& recording, const StackRef& ref, const format::Stack& stack,
                     std::span<const format::ProcessInfo> captures, const UnwoundStack& native,
                     std::vector<uint32_t>& ids);
+  // The root frame of a stack whose Python walk stopped short, if it did.
+  void end_python(const format::Stack& stack, std::vector<uint32_t>& ids);
 
   Symbolizer& symbolizer_;
   std::vector<std::unique_ptr<Unwinder>> unwinders_;

@@ -105,6 +105,8 @@ const char* reason_text(UnnamedReason reason) {
       return "32-bit task not unwound";
     case UnnamedReason::kStackTruncated:
       return "deeper than 127 frames";
+    case UnnamedReason::kPythonWalkCut:
+      return "Python frames cut short";
   }
   return "unknown reason";
 }
