@@ -73,6 +73,10 @@ uint32_t checksum_of(const uint8_t* code, const ebprof_python_proc& w) {
 }
 
 void append_utf8(std::string& out, uint32_t c) {
+  // A lone surrogate (a file name decoded with surrogateescape) or a value
+  // past Unicode is no character: U+FFFD, never invalid UTF-8.
+  if ((c >= 0xd800 && c < 0xe000) || c > 0x10ffff)
+    c = 0xfffd;
   if (c < 0x80) {
     out += static_cast<char>(c);
   } else if (c < 0x800) {
@@ -139,7 +143,9 @@ std::string version_text(uint32_t v) {
 
 }  // namespace
 
-std::span<const PythonLayout> python_layouts() { return kLayouts; }
+std::span<const PythonLayout> python_layouts() {
+  return kLayouts;
+}
 
 bool read_memory(uint32_t pid, uint64_t address, void* out, size_t size) {
   iovec local{out, size};
@@ -186,9 +192,9 @@ const PythonProcesses::Build* PythonProcesses::build_of(uint32_t pid, const form
   return b.error.empty() ? &b : nullptr;
 }
 
-std::string PythonProcesses::check(uint32_t pid, const Build& build, uint64_t bias, Process& p) {
-  uint32_t version = 0;
-  if (!read_value(pid, build.version_vaddr + bias, version))
+std::string PythonProcesses::check(uint32_t pid, const Build& build, uint64_t bias,
+                                   uint32_t version, Process& p) {
+  if (version == 0)
     return "its memory could not be read";
   const PythonLayout* layout = nullptr;
   for (const PythonLayout& l : layouts_)
@@ -243,7 +249,7 @@ void PythonProcesses::inspect(format::ProcessInfo& info) {
   info.python.eval_end = build->eval_vaddr + build->eval_size + bias;
   read_value(info.pid, build->version_vaddr + bias, info.python.version);
   Process fresh;
-  info.python.error = check(info.pid, *build, bias, fresh);
+  info.python.error = check(info.pid, *build, bias, info.python.version, fresh);
   if (!info.python.error.empty()) {
     if (known != processes_.end())
       forget(info.pid);

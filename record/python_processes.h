@@ -25,7 +25,7 @@ namespace ebprof::record {
 // The offsets of one CPython minor version's structures, as BPF and the
 // recorder read them: a version ebprof reads is a row of python_layouts().
 struct PythonLayout {
-  uint32_t minor = 0;  // of 3.x
+  uint32_t minor = 0;         // of 3.x
   ebprof_python_proc walk{};  // the offsets BPF walks by (addresses left 0)
   // What the recorder reads of a code object, and of the runtime to check
   // the layout against the process.
@@ -104,7 +104,8 @@ class PythonProcesses {
   };
   const Build* build_of(uint32_t pid, const format::Mapping& m);
   // The layout of the interpreter at `runtime` in `pid`, or why none fits.
-  std::string check(uint32_t pid, const Build& build, uint64_t bias, Process& p);
+  // `version`: its Py_Version, 0 when it could not be read.
+  std::string check(uint32_t pid, const Build& build, uint64_t bias, uint32_t version, Process& p);
   std::optional<format::CodeObject> read_code(uint32_t pid, const Process& p, uint64_t address,
                                               uint32_t checksum) const;
 
