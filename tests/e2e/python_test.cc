@@ -17,6 +17,13 @@ namespace ebprof::e2e {
 namespace {
 
 const std::string kPysplit = EBPROF_PYSPLIT;
+
+#define REQUIRE_BPF_AND_PYTHON311()                           \
+  do {                                                        \
+    REQUIRE_BPF();                                            \
+    if (run("command -v /usr/bin/python3.11").status != 0)    \
+      GTEST_SKIP() << "/usr/bin/python3.11 is not installed"; \
+  } while (0)
 const std::string kPyshapes = EBPROF_PYSHAPES;
 
 struct PythonCase {
@@ -115,9 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Interpreters, PythonFrames,
 // The stack shapes profilers get wrong, each in one recording of Debian's
 // python3.11 with frame pointers and --off-cpu, and a thread's own name.
 TEST(Python, RecursionGeneratorsCallbacksExecChurnUnicodeAndSleep) {
-  REQUIRE_BPF();
-  if (run("command -v /usr/bin/python3.11").status != 0)
-    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  REQUIRE_BPF_AND_PYTHON311();
   const std::string data = temp_file("pyshapes.data");
   Outcome rec = run(kRecord + " -q -F 999 --off-cpu -o " + data + " -- /usr/bin/python3.11 " +
                     kPyshapes + " 0.5 recursion generator callback exec churn unicode sleep named");
@@ -144,8 +149,9 @@ TEST(Python, RecursionGeneratorsCallbacksExecChurnUnicodeAndSleep) {
   // Off CPU: asleep at its own line.
   const std::string off =
       run(kReport + " -i " + data + " --format folded --view offcpu --lines").out;
-  EXPECT_GT(samples_with(off, "[off-cpu: S sleeping];<module> pyshapes.py:84;shape "
-                              "pyshapes.py:76;sleeper pyshapes.py:44;"),
+  EXPECT_GT(samples_with(off,
+                         "[off-cpu: S sleeping];<module> pyshapes.py:84;shape "
+                         "pyshapes.py:76;sleeper pyshapes.py:44;"),
             400'000u)
       << "at least 0.4 s of the 0.5 s sleep, in microseconds\n"
       << off;
@@ -154,9 +160,7 @@ TEST(Python, RecursionGeneratorsCallbacksExecChurnUnicodeAndSleep) {
 // A python3 -c that lives 50 ms keeps its names: it is found, and its
 // code objects read, before it exits.
 TEST(Python, AProcessOfFiftyMillisecondsIsNamed) {
-  REQUIRE_BPF();
-  if (run("command -v /usr/bin/python3.11").status != 0)
-    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  REQUIRE_BPF_AND_PYTHON311();
   const std::string data = temp_file("pyshort.data");
   Outcome rec = run(kRecord + " -q -F 999 -o " + data +
                     " -- /usr/bin/python3.11 -c 'import time\ndef busy(end):\n    while "
@@ -169,9 +173,7 @@ TEST(Python, AProcessOfFiftyMillisecondsIsNamed) {
 // A copy of the interpreter run from a scratch directory and deleted
 // before the report: the recording holds all that names its frames.
 TEST(Python, AnInterpreterDeletedAfterRecordingIsStillNamed) {
-  REQUIRE_BPF();
-  if (run("command -v /usr/bin/python3.11").status != 0)
-    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  REQUIRE_BPF_AND_PYTHON311();
   const fs::path dir = fresh_dir("pycopy");
   fs::copy_file("/usr/bin/python3.11", dir / "python3.11");
   const std::string data = (dir / "copy.data").string();
@@ -187,14 +189,12 @@ TEST(Python, AnInterpreterDeletedAfterRecordingIsStillNamed) {
 // A Python process running before the recorder (-p), and one started
 // after it (-a): both found without asking.
 TEST(Python, ProcessesBeforeAndAfterTheRecorderStartedAreFound) {
-  REQUIRE_BPF();
-  if (run("command -v /usr/bin/python3.11").status != 0)
-    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  REQUIRE_BPF_AND_PYTHON311();
   const pid_t before = spawn({"/usr/bin/python3.11", kPysplit, "4"});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const std::string by_pid = temp_file("pybefore.data");
-  Outcome rec = run(kRecord + " -q -F 999 --duration 1 -p " + std::to_string(before) + " -o " +
-                    by_pid);
+  Outcome rec =
+      run(kRecord + " -q -F 999 --duration 1 -p " + std::to_string(before) + " -o " + by_pid);
   ASSERT_EQ(rec.status, 0) << rec.err;
   const std::string all = temp_file("pyafter.data");
   const pid_t recorder = spawn({kRecord, "-q", "-a", "-F", "999", "--duration", "2", "-o", all});
@@ -217,9 +217,7 @@ TEST(Python, ProcessesBeforeAndAfterTheRecorderStartedAreFound) {
 // was the case missed before; how often that happens here is chance, so
 // this holds the whole outcome, both processes named.
 TEST(Python, AForkedChildsFramesAreNamed) {
-  REQUIRE_BPF();
-  if (run("command -v /usr/bin/python3.11").status != 0)
-    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  REQUIRE_BPF_AND_PYTHON311();
   const std::string data = temp_file("pyfork.data");
   Outcome rec = run(kRecord + " -q -F 999 -o " + data +
                     " -- /usr/bin/python3.11 -c 'import os, time\ndef work(end):\n    while "
@@ -240,9 +238,7 @@ TEST(Python, AForkedChildsFramesAreNamed) {
 
 // --no-python records what it did before: native frames only.
 TEST(Python, NoPythonRecordsNativeFramesOnly) {
-  REQUIRE_BPF();
-  if (run("command -v /usr/bin/python3.11").status != 0)
-    GTEST_SKIP() << "/usr/bin/python3.11 is not installed";
+  REQUIRE_BPF_AND_PYTHON311();
   const std::string data = temp_file("nopython.data");
   Outcome rec = run(kRecord + " -q -F 999 --no-python -o " + data + " -- /usr/bin/python3.11 " +
                     kPysplit + " 1");
