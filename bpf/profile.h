@@ -84,24 +84,24 @@ struct ebprof_python_proc {
 	unsigned long long runtime;	  /* &_PyRuntime */
 	unsigned long long code_type;	  /* &PyCode_Type */
 	unsigned long long wake_until_ns; /* every sample wakes the recorder until then */
-	unsigned int tsd_offset;   /* from fsbase: glibc's pthread_getspecific slot 0's value */
-	unsigned short tstate_current;	/* in _PyRuntime: the thread state holding the GIL */
-	unsigned short tss_key;		/* in _PyRuntime: the pthread key of each thread's state */
-	unsigned short thread_id;	/* in PyThreadState: its native thread id */
-	unsigned short thread_cframe;	/* in PyThreadState: its _PyCFrame */
-	unsigned short cframe_frame;	/* in _PyCFrame: the current _PyInterpreterFrame */
-	unsigned short frame_code;	/* in _PyInterpreterFrame: f_code */
-	unsigned short frame_previous;	/* previous */
-	unsigned short frame_instr;	/* prev_instr */
-	unsigned short frame_entry;	/* is_entry (a byte) */
-	unsigned short frame_owner;	/* owner (a byte) */
-	unsigned short code_flags;	/* in PyCodeObject: co_flags (an int) */
+	unsigned int tsd_offset;       /* from fsbase: glibc's pthread_getspecific slot 0's value */
+	unsigned short tstate_current; /* in _PyRuntime: the thread state holding the GIL */
+	unsigned short tss_key;	       /* in _PyRuntime: the pthread key of each thread's state */
+	unsigned short thread_id;      /* in PyThreadState: its native thread id */
+	unsigned short thread_cframe;  /* in PyThreadState: its _PyCFrame */
+	unsigned short cframe_frame;   /* in _PyCFrame: the current _PyInterpreterFrame */
+	unsigned short frame_code;     /* in _PyInterpreterFrame: f_code */
+	unsigned short frame_previous; /* previous */
+	unsigned short frame_instr;    /* prev_instr */
+	unsigned short frame_entry;    /* is_entry (a byte) */
+	unsigned short frame_owner;    /* owner (a byte) */
+	unsigned short code_flags;     /* in PyCodeObject: co_flags (an int) */
 	unsigned short code_argcount;
 	unsigned short code_kwonly;
 	unsigned short code_firstline;
-	unsigned short code_name;	/* co_name: its str object's address goes into the checksum */
-	unsigned short code_bytecode;	/* where the instructions start (tp_basicsize) */
-	unsigned short max_owner;	/* the highest frame owner a walk goes through */
+	unsigned short code_name;     /* co_name: its str object's address goes into the checksum */
+	unsigned short code_bytecode; /* where the instructions start (tp_basicsize) */
+	unsigned short max_owner;     /* the highest frame owner a walk goes through */
 };
 
 /* One interpreter frame in a record: the code object's address with the

@@ -86,7 +86,7 @@ static __always_inline __s32 py_int(const __u8 *chunk, __u32 at)
 			w->end = EBPROF_PY_TOO_DEEP;                                               \
 			return 1;                                                                  \
 		}                                                                                  \
-		if (bpf_probe_read_user(c->frame, PY_READ_FRAME, (void *)w->frame)) {                   \
+		if (bpf_probe_read_user(c->frame, PY_READ_FRAME, (void *)w->frame)) {              \
 			w->end = EBPROF_PY_UNREADABLE;                                             \
 			return 1;                                                                  \
 		}                                                                                  \
@@ -95,7 +95,7 @@ static __always_inline __s32 py_int(const __u8 *chunk, __u32 at)
 			return 1;                                                                  \
 		}                                                                                  \
 		code = py_word(c->frame, w->layout.frame_code);                                    \
-		if (!code || bpf_probe_read_user(c->code, PY_READ_CODE, (void *)code)) {               \
+		if (!code || bpf_probe_read_user(c->code, PY_READ_CODE, (void *)code)) {           \
 			w->end = EBPROF_PY_UNREADABLE;                                             \
 			return 1;                                                                  \
 		}                                                                                  \
@@ -105,24 +105,22 @@ static __always_inline __s32 py_int(const __u8 *chunk, __u32 at)
 			return 1;                                                                  \
 		}                                                                                  \
 		instr = py_word(c->frame, w->layout.frame_instr);                                  \
-		/* BPF has no signed division: an arithmetic shift halves. */                   \
+		/* BPF has no signed division: an arithmetic shift halves. */                      \
 		lasti = ((__s64)instr - (__s64)(code + w->layout.code_bytecode)) >> 1;             \
 		check = ((__u32)py_int(c->code, w->layout.code_argcount) << 25) +                  \
 			((__u32)py_int(c->code, w->layout.code_kwonly) << 18) +                    \
 			((__u32)py_int(c->code, w->layout.code_flags) << 10) +                     \
-			(__u32)py_int(c->code, w->layout.code_firstline) ^                         \
-			(__u32)(py_word(c->code, w->layout.code_name) >> 4);                       \
+			(__u32)py_int(c->code, w->layout.code_firstline);                          \
+		check ^= (__u32)(py_word(c->code, w->layout.code_name) >> 4);                      \
 		out = (__u64 *)(slot + (w->dst & 0x3fff));                                         \
-		out[0] = code | (c->frame[w->layout.frame_entry & (PY_CHUNK - 1)]                  \
-					 ? EBPROF_PY_ENTRY                                         \
-					 : 0);                                                     \
+		out[0] = code |                                                                    \
+			 (c->frame[w->layout.frame_entry & (PY_CHUNK - 1)] ? EBPROF_PY_ENTRY : 0); \
 		out[1] = ((__u64)(__u32)(__s32)lasti << 32) | check;                               \
 		w->dst += 16;                                                                      \
 		w->count++;                                                                        \
 		w->frame = py_word(c->frame, w->layout.frame_previous);                            \
 		return 0;                                                                          \
 	}
-
 
 /* The thread state of thread `tid` of `p`'s process: the GIL holder's if
  * it is this thread (and then EBPROF_HOLDS_GIL in *flags), else what its
@@ -135,8 +133,8 @@ static __always_inline __u64 python_thread_state(const struct ebprof_python_proc
 	__u64 tstate = 0, native = 0, fsbase;
 	__u32 key = 0;
 
-	if (bpf_probe_read_user(&tstate, sizeof(tstate), (void *)(p->runtime + p->tstate_current)) ==
-		    0 &&
+	if (bpf_probe_read_user(&tstate, sizeof(tstate),
+				(void *)(p->runtime + p->tstate_current)) == 0 &&
 	    tstate &&
 	    bpf_probe_read_user(&native, sizeof(native), (void *)(tstate + p->thread_id)) == 0 &&
 	    native == tid) {
@@ -196,7 +194,8 @@ static __always_inline __u32 take_python_frames(struct ebprof_stack_sample *slot
 	}
 	if (bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(tstate + p->thread_cframe)) ||
 	    !cframe ||
-	    bpf_probe_read_user(&walk.frame, sizeof(walk.frame), (void *)(cframe + p->cframe_frame))) {
+	    bpf_probe_read_user(&walk.frame, sizeof(walk.frame),
+				(void *)(cframe + p->cframe_frame))) {
 		s->python_end = EBPROF_PY_UNREADABLE;
 		return 0;
 	}

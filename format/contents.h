@@ -27,11 +27,12 @@ inline constexpr size_t kMaxLoadSegments = 256;  // ELF files have a handful
 // frame has a name is not a kind: an unnamed kernel frame is still kernel.
 enum class FrameKind : uint8_t {
   kKernel = EBPROF_FRAME_KERNEL,  // Stack::kernel: the kernel image or a module
-  kNative = EBPROF_FRAME_NATIVE,  // Stack::user: a function in a mapped file, or outside every mapping
+  kNative =
+      EBPROF_FRAME_NATIVE,  // Stack::user: a function in a mapped file, or outside every mapping
   kPython = EBPROF_FRAME_PYTHON,  // Stack::python: a CPython function, at a line
   // The report's:
-  kInlined = 64,    // a function inlined into the next frame, at the same address (DWARF)
-  kJit,             // native code in anonymous memory: named from the process's perf map, or not at all
+  kInlined = 64,  // a function inlined into the next frame, at the same address (DWARF)
+  kJit,  // native code in anonymous memory: named from the process's perf map, or not at all
   kOffCpuState,     // the root of a stack off CPU: why the thread was off it
   kWakerSeparator,  // between a blocked stack and its waker's (--wakers)
   kWakerComm,       // the waker's command, the top of a waker's stack
@@ -186,7 +187,9 @@ struct Stack {
   std::vector<uint64_t> python;
   PythonEnd python_end = PythonEnd::kNone;
   size_t python_frames() const { return python.size() / 2; }
-  PythonFrame python_frame_at(size_t i) const { return format::python_frame(python[2 * i], python[2 * i + 1]); }
+  PythonFrame python_frame_at(size_t i) const {
+    return format::python_frame(python[2 * i], python[2 * i + 1]);
+  }
   bool operator==(const Stack&) const = default;
 };
 

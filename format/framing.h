@@ -36,12 +36,12 @@ enum class FrameType : uint16_t {
   kSampleBatch = 4,
   kRecordingEnd = 5,
   kElfSymbols = 6,
-  kLosses = 7,      // since 1.1
-  kJitSymbols = 8,  // since 1.1
-  kSource = 9,      // since 2.0, merged files only
-  kElfCfi = 10,     // since 1.3
-  kMergeEnd = 11,   // since 2.2, merged files only
-  kCopy = 12,       // since 1.6: another frame again, header and payload
+  kLosses = 7,       // since 1.1
+  kJitSymbols = 8,   // since 1.1
+  kSource = 9,       // since 2.0, merged files only
+  kElfCfi = 10,      // since 1.3
+  kMergeEnd = 11,    // since 2.2, merged files only
+  kCopy = 12,        // since 1.6: another frame again, header and payload
   kPythonCode = 13,  // since 1.8
 };
 

@@ -26,7 +26,7 @@ struct RecordOptions {
   bool quiet = false;            // -q: no status line, no summary
   format::WriterOptions writer;  // compression
   bool embed_symbols = true;
-  bool python = true;  // read CPython processes' frames (--no-python: not)
+  bool python = true;              // read CPython processes' frames (--no-python: not)
   std::string transport = "auto";  // auto, ringbuf or perfbuf
   size_t mmap_pages = 0;           // -m: buffer pages per CPU; 0 sizes them from -F
   // --call-graph fp|dwarf[,SIZE]: frame pointers, or also SIZE bytes of user

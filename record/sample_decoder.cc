@@ -84,8 +84,7 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
     s.user_regs = std::span<const uint64_t>(
         reinterpret_cast<const uint64_t*>(bytes.data() + offsetof(ebprof_sample, user_regs)),
         EBPROF_USER_REGS);
-    s.user_stack =
-        bytes.subspan(EBPROF_SAMPLE_HEADER_SIZE + words * sizeof(uint64_t), stack_bytes);
+    s.user_stack = bytes.subspan(EBPROF_SAMPLE_HEADER_SIZE + words * sizeof(uint64_t), stack_bytes);
   }
   return s;
 }

@@ -431,26 +431,25 @@ void Session::print_summary() const {
       st.off_cpu ? ", of them " + std::to_string(st.off_cpu) + " intervals off CPU" : "";
   const std::string python =
       recorder_.python_processes()
-          ? ", Python frames of " +
-                count_of(recorder_.python_processes(), "process", "processes") + " read"
+          ? ", Python frames of " + count_of(recorder_.python_processes(), "process", "processes") +
+                " read"
           : "";
   // A power of two, from -F (or -m): said, since the rate chose it.
   const size_t buffer_size = buffer_bytes(config_);
-  const std::string buffer = buffer_size >= (1 << 20)
-                                 ? std::to_string(buffer_size >> 20) + " MiB"
-                                 : std::to_string(buffer_size >> 10) + " KiB";
+  const std::string buffer = buffer_size >= (1 << 20) ? std::to_string(buffer_size >> 20) + " MiB"
+                                                      : std::to_string(buffer_size >> 10) + " KiB";
   const std::string where =
       switched_ ? count_of(switched_->kept(), "file", "files") + " " + o_.output + ".*"
       : flight_ ? "memory, kept in " + count_of(dumps_, "file", "files") + " " + o_.output + ".*"
                 : o_.output;
-  std::fprintf(stderr,
-               "[ ebprof-record: wrote %.3f MB to %s (%s%s, %s, %s, %llu lost%s%s%s; %s buffer) ]\n",
-               bytes_written() / 1e6, where.c_str(),
-               count_of(st.samples, "sample", "samples").c_str(), off_cpu.c_str(),
-               count_of(recorder_.stack_count(), "stack definition", "stack definitions").c_str(),
-               count_of(tracker_.process_count(), "process", "processes").c_str(),
-               static_cast<unsigned long long>(ledger_.dropped()), partial.c_str(),
-               embedded.c_str(), python.c_str(), buffer.c_str());
+  std::fprintf(
+      stderr, "[ ebprof-record: wrote %.3f MB to %s (%s%s, %s, %s, %llu lost%s%s%s; %s buffer) ]\n",
+      bytes_written() / 1e6, where.c_str(), count_of(st.samples, "sample", "samples").c_str(),
+      off_cpu.c_str(),
+      count_of(recorder_.stack_count(), "stack definition", "stack definitions").c_str(),
+      count_of(tracker_.process_count(), "process", "processes").c_str(),
+      static_cast<unsigned long long>(ledger_.dropped()), partial.c_str(), embedded.c_str(),
+      python.c_str(), buffer.c_str());
 }
 
 }  // namespace

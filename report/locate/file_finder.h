@@ -15,9 +15,9 @@
 
 #include "common/elf_file.h"
 #include "format/contents.h"
-#include "report/model/process_maps.h"
 #include "report/locate/options.h"
 #include "report/model/frame.h"
+#include "report/model/process_maps.h"
 
 namespace ebprof::report {
 

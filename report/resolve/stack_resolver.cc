@@ -86,9 +86,8 @@ void StackResolver::merge_python(const Recording& r, const StackRef& ref,
   const format::PythonRuntime& py = captures.front().python;
   const auto in_eval = [&](uint64_t pc) { return pc >= py.eval_start && pc < py.eval_end; };
   const auto add_native = [&](size_t i) {
-    const std::vector<uint32_t>& at =
-        symbolizer_.frames_at(r, ref, FrameKind::kNative, native.pcs[i],
-                              format::lookup_address(native.pcs, i));
+    const std::vector<uint32_t>& at = symbolizer_.frames_at(
+        r, ref, FrameKind::kNative, native.pcs[i], format::lookup_address(native.pcs, i));
     ids.insert(ids.end(), at.begin(), at.end());
   };
   size_t next = 0;  // the next Python frame, innermost first

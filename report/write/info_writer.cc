@@ -112,16 +112,16 @@ void write_holds(std::ostream& out, const RecordingFacts& f,
              f.sampled_with_embedded, f.sampled_binaries, f.sampled_without_build_id);
   out << "unnamed frames  " << describe_unnamed(unnamed, s.samples) << "\n";
   if (f.python_processes) {
-    static constexpr const char* kEnds[] = {"", "whole", "no thread state", "unreadable",
-                                            "not a code object", "too deep"};
+    static constexpr const char* kEnds[] = {
+        "", "whole", "no thread state", "unreadable", "not a code object", "too deep"};
     static_assert(std::size(kEnds) == format::kPythonEnds);
     std::string walks;
     for (size_t end = 1; end < format::kPythonEnds; ++end)
       if (f.python_walks[end])
-        walks += (walks.empty() ? "" : ", ") + std::to_string(f.python_walks[end]) + " " +
-                 kEnds[end];
-    out << "python          " << count_of(f.python_processes, "process", "processes")
-        << " read, " << count_of(f.python_code_objects, "code object", "code objects")
+        walks +=
+            (walks.empty() ? "" : ", ") + std::to_string(f.python_walks[end]) + " " + kEnds[end];
+    out << "python          " << count_of(f.python_processes, "process", "processes") << " read, "
+        << count_of(f.python_code_objects, "code object", "code objects")
         << "; samples' frames: " << (walks.empty() ? "none" : walks) << "\n";
   }
   for (const auto& [why, processes] : s.python_not_read)
