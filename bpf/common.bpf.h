@@ -41,6 +41,9 @@ SHARED const volatile unsigned long long wakeup_bytes SET_TO(0);
  * recorder to name the caller of a leaf without a frame pointer. A
  * multiple of 8, at most EBPROF_MAX_USER_STACK. */
 SHARED const volatile __u32 user_stack_bytes SET_TO(0);
+/* Frame-pointer mode: the stack is copied only where frameless_code says
+ * the leaf repair needs it (or does not know yet). */
+SHARED const volatile bool stack_for_frameless_only SET_TO(false);
 
 #define RINGBUF_MAP                                                                                \
 	struct {                                                                                   \
@@ -94,6 +97,15 @@ SHARED SET_MAP(4096) target_tids SEC(".maps");
 SHARED CGROUP_MAP target_cgroup SEC(".maps");
 /* CPUs to sample on when filter_cpu is set: nonzero for each one. */
 SHARED CPU_MAP target_cpus SEC(".maps");
+/* The recorder's answers to EBPROF_CODE_UNKNOWN (profile.h). Least
+ * recently used ones make room: a missing answer costs a copy, and is
+ * asked for again. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct ebprof_code_key);
+	__type(value, __u64);
+} frameless_code SEC(".maps");
 /* Samples lost, per CPU and enum ebprof_loss_cause. */
 SHARED LOSSES_MAP losses SEC(".maps");
 
@@ -196,6 +208,7 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	s->user_abi = EBPROF_ABI_NONE;
 	s->python_frames = 0;
 	s->python_end = 0;
+	s->image = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);
@@ -264,6 +277,28 @@ struct stack_copy {
 COPY_STACK_STEP(copy_sample_stack, stack_scratch)
 COPY_STACK_STEP(copy_switch_stack, switch_stack_scratch)
 
+/* Whether the leaf repair may need the stack of a sample whose user rip is
+ * `ip`: where the recorder said so, or has not said yet (and is asked). */
+static __always_inline bool stack_needed(struct ebprof_sample *s, __u64 ip, __u32 image)
+{
+	struct ebprof_code_key key = {
+		.tgid = s->tgid,
+		.image = image,
+		.region = ip >> EBPROF_CODE_REGION_SHIFT,
+	};
+	__u64 *granules;
+
+	if (!stack_for_frameless_only)
+		return true;
+	s->image = key.image;
+	granules = bpf_map_lookup_elem(&frameless_code, &key);
+	if (!granules) {
+		s->flags |= EBPROF_CODE_UNKNOWN;
+		return true;
+	}
+	return (*granules >> ((ip >> EBPROF_CODE_GRANULE_SHIFT) & 63)) & 1;
+}
+
 /* The current task's user registers and, from its stack pointer up,
  * user_stack_bytes of its user stack, after the frames of `s`: a window
  * with --call-graph dwarf, what the leaf repair reads otherwise. The user
@@ -282,7 +317,10 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 	/* Through BTF pointers: plain loads the kernel guards against faults,
 	 * not a helper call each (bpf_probe_read_kernel). */
 	__u64 sp = regs->sp;
-	__u64 top = task->mm ? task->mm->start_stack : 0;
+	struct mm_struct *mm = task->mm;
+	__u64 top = mm ? mm->start_stack : 0;
+	/* x86 numbers every address space once (for its TLBs). */
+	__u32 image = mm ? (__u32)mm->context.ctx_id : 0;
 	__u32 want = user_stack_bytes;
 	/* Native frames, then two words a Python frame. */
 	__u32 nf = ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f)) +
@@ -298,6 +336,8 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 	s->user_regs[7] = regs->r14;
 	s->user_regs[8] = regs->r15;
 	s->user_abi = regs->cs == 0x23 ? EBPROF_ABI_32 : EBPROF_ABI_64;
+	if (!stack_needed(s, regs->ip, image))
+		return 0;
 	if (top > sp && top - sp + 128 < want)
 		want = (top - sp + 128 + 7) & ~7u;
 	if (want > EBPROF_MAX_USER_STACK)

@@ -115,6 +115,7 @@ static __always_inline void send_switch_window(void *ctx, const struct ebprof_sa
 	w->s.state = w->s.stack_losses = w->s.peer = w->s.flags = 0;
 	w->s.user_stack_bytes = 0;
 	w->s.user_abi = EBPROF_ABI_NONE;
+	w->s.image = 0;
 	__builtin_memcpy(w->s.comm, left->comm, sizeof(w->s.comm));
 	size = EBPROF_SAMPLE_HEADER_SIZE +
 	       take_python_frames(w, left->tgid, left->tid, 1, python_switch_step, &wake);

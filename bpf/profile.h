@@ -64,6 +64,25 @@ enum ebprof_kind {
 #define EBPROF_WAKER_FOLLOWS 1
 /* ebprof_sample.flags: the thread held the GIL of its Python interpreter. */
 #define EBPROF_HOLDS_GIL 2
+/* ebprof_sample.flags: the stack was copied because frameless_code has no
+ * answer yet for the code at the user rip; the recorder then gives one. */
+#define EBPROF_CODE_UNKNOWN 4
+
+/* Frame-pointer mode copies a little user stack only for samples whose
+ * user rip is in code without a frame pointer set up (libc built without
+ * them, any function's first and last instructions): there the leaf
+ * repair needs it. The recorder learns that from the binaries' CFI and
+ * answers in the map frameless_code: per process image and 1 KiB region
+ * of code, a bit per 16 bytes, set where the stack is needed. The image is
+ * the task's address space (its mm's context id, which x86 never reuses),
+ * so that an exec or a reused pid never sees the answers for other code. */
+#define EBPROF_CODE_REGION_SHIFT  10
+#define EBPROF_CODE_GRANULE_SHIFT 4
+struct ebprof_code_key {
+	unsigned int tgid;
+	unsigned int image;	   /* ebprof_sample.image */
+	unsigned long long region; /* user rip >> EBPROF_CODE_REGION_SHIFT */
+};
 
 /* How a walk of CPython's frames ended (ebprof_sample.python_end). */
 enum ebprof_python_end {
@@ -144,12 +163,12 @@ struct ebprof_sample {
 	unsigned int state;	       /* off CPU: enum ebprof_block_state */
 	unsigned int stack_losses;     /* EBPROF_LOST_*: what of the stacks could not be read */
 	unsigned int peer;	       /* waker: the thread it woke */
-	unsigned int flags;	       /* EBPROF_WAKER_FOLLOWS */
+	unsigned int flags; /* EBPROF_WAKER_FOLLOWS, EBPROF_HOLDS_GIL, EBPROF_CODE_UNKNOWN */
 	unsigned int user_stack_bytes; /* --call-graph dwarf: stack bytes after the frames */
 	unsigned int user_abi;	       /* enum ebprof_abi of user_regs */
 	unsigned short python_frames;  /* interpreter frames after the native ones */
 	unsigned short python_end;     /* enum ebprof_python_end */
-	unsigned int reserved;
+	unsigned int image; /* EBPROF_CODE_UNKNOWN: the task's address space (ebprof_code_key) */
 	unsigned long long user_regs[EBPROF_USER_REGS];
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];
 };

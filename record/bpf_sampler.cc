@@ -185,6 +185,7 @@ void BpfSampler::configure(const SamplerConfig& config) {
   configure_off_cpu(config.off_cpu);
   skel_->rodata->use_perfbuf = !ring;
   skel_->rodata->user_stack_bytes = config.user_stack_bytes;
+  skel_->rodata->stack_for_frameless_only = config.stack_for_frameless_only;
   // Records are assembled with their stack in a slot per CPU; the switches'
   // slots are used only with --off-cpu.
   if (int err = bpf_map__set_max_entries(skel_->maps.stack_scratch, libbpf_num_possible_cpus()))
@@ -365,6 +366,12 @@ void BpfSampler::publish_python(uint32_t pid, const ebprof_python_proc* entry) {
                          BPF_ANY);
   else
     bpf_map__delete_elem(skel_->maps.python_procs, &pid, sizeof(pid), 0);
+}
+
+void BpfSampler::publish_frameless_code(const ebprof_code_key& key, uint64_t granules) {
+  // A failure only leaves BPF copying the stack there, and asking again.
+  bpf_map__update_elem(skel_->maps.frameless_code, &key, sizeof(key), &granules, sizeof(granules),
+                       BPF_ANY);
 }
 
 void BpfSampler::add_pid(uint32_t pid) {

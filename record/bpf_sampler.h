@@ -17,6 +17,7 @@
 
 struct profile_bpf;
 struct ebprof_python_proc;
+struct ebprof_code_key;
 struct bpf_link;
 struct bpf_program;
 struct ring_buffer;
@@ -73,6 +74,9 @@ struct SamplerConfig {
   // User stack each record copies, with the registers: SIZE of --call-graph
   // dwarf (within the transport's limit), else what the leaf repair needs.
   uint32_t user_stack_bytes = 0;
+  // Frame-pointer mode: the stack is copied only for samples in code the
+  // recorder says is frameless (publish_frameless_code()) or knows nothing of.
+  bool stack_for_frameless_only = false;
 };
 
 // Buffer size for a sampling rate, in pages per CPU: room for about a
@@ -114,6 +118,9 @@ class BpfSampler {
   // Has BPF walk the CPython frames of process `pid` as `entry` says, or
   // no longer (null).
   void publish_python(uint32_t pid, const ebprof_python_proc* entry);
+  // Answers a record's EBPROF_CODE_UNKNOWN: `granules` (bpf/profile.h)
+  // are where the code of `key` needs its stack copied.
+  void publish_frameless_code(const ebprof_code_key& key, uint64_t granules);
   void add_tid(uint32_t tid);
   // With SamplerConfig::per_task, samples the task `tid` and what it starts
   // from now on (with `on_exec`, from its next exec); a task that is gone

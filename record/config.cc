@@ -133,6 +133,7 @@ SamplerConfig sampler_config(const RecordOptions& o, const Targets& t) {
   c.user_stack_bytes = o.call_graph == format::CallGraph::kDwarf
                            ? std::min(o.user_stack_bytes, max_user_stack_bytes(c.transport))
                            : kLeafWindowBytes;
+  c.stack_for_frameless_only = o.call_graph != format::CallGraph::kDwarf;
   c.pages_per_cpu = o.mmap_pages
                         ? o.mmap_pages
                         : pages_per_cpu_for(c.sampling ? c.sampling->rate : SamplingRate{99, 0},

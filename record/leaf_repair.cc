@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bpf/profile.h"
 #include "common/dwarf_cfi.h"
 #include "common/error.h"
 #include "common/unique_fd.h"
@@ -21,6 +22,18 @@ constexpr size_t kIpIndex = 0, kSpIndex = 1;
 // Frameless functions calling each other (nanosleep calls clock_nanosleep)
 // before frame-pointer code resumes; more would be a walk gone wrong.
 constexpr size_t kMaxFramelessCallers = 8;
+
+// N where the row `frame` says the CFA is rsp + N: no frame pointer set up.
+std::optional<uint64_t> rsp_cfa(Dwarf_Frame* frame) {
+  Dwarf_Op* ops = nullptr;
+  size_t nops = 0;
+  if (dwarf_frame_cfa(frame, &ops, &nops) != 0)
+    return std::nullopt;
+  auto rule = cfa_rule(ops, nops);
+  if (!rule || rule->base_register != format::kDwarfRsp || rule->offset < 8)
+    return std::nullopt;
+  return static_cast<uint64_t>(rule->offset);
+}
 
 }  // namespace
 
@@ -44,7 +57,8 @@ LeafRepair::~LeafRepair() = default;
 
 LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
   if (binaries_.size() >= kMaxBinaries && !binaries_.contains(m.build_id)) {
-    cfas_.clear();  // its keys point into the binaries
+    cfas_.clear();  // their keys point into the binaries
+    granules_.clear();
     binaries_.clear();
   }
   auto [it, inserted] = binaries_.try_emplace(m.build_id);
@@ -73,32 +87,69 @@ LeafRepair::Binary* LeafRepair::binary(uint32_t pid, const format::Mapping& m) {
   return it->second.get();
 }
 
+std::optional<LeafRepair::Located> LeafRepair::locate(uint32_t pid, const format::Mapping& m,
+                                                      uint64_t pc) {
+  Binary* b = m.build_id.empty() || m.path.empty() || m.path[0] != '/' ? nullptr : binary(pid, m);
+  if (!b)
+    return std::nullopt;
+  const uint64_t offset = pc - m.start + m.file_offset;
+  for (const LoadSegment& s : b->segments)
+    if (offset >= s.offset && offset < s.offset + s.file_size)
+      return Located{b, s.vaddr + (offset - s.offset)};
+  return std::nullopt;
+}
+
 std::optional<uint64_t> LeafRepair::frameless_cfa(uint32_t pid, uint64_t pc,
                                                   const ProcessTracker& tracker) {
   const format::Mapping* m = tracker.mapping_at(pid, pc);
-  Binary* b =
-      !m || m->build_id.empty() || m->path.empty() || m->path[0] != '/' ? nullptr : binary(pid, *m);
-  if (!b)
+  const std::optional<Located> at = m ? locate(pid, *m, pc) : std::nullopt;
+  if (!at)
     return std::nullopt;
-  const uint64_t offset = pc - m->start + m->file_offset;
-  std::optional<uint64_t> vaddr;
-  for (const LoadSegment& s : b->segments)
-    if (offset >= s.offset && offset < s.offset + s.file_size)
-      vaddr = s.vaddr + (offset - s.offset);
-  if (!vaddr)
-    return std::nullopt;
-  auto [it, inserted] = cfas_.try_emplace(Key{b, *vaddr});
+  auto [it, inserted] = cfas_.try_emplace(Key{at->binary, at->vaddr});
   if (!inserted)
     return it->second;
   Dwarf_Frame* frame = nullptr;
-  Dwarf_Op* ops = nullptr;
-  size_t nops = 0;
-  if (dwarf_cfi_addrframe(b->cfi, *vaddr, &frame) == 0 && dwarf_frame_cfa(frame, &ops, &nops) == 0)
-    if (auto rule = cfa_rule(ops, nops);
-        rule && rule->base_register == format::kDwarfRsp && rule->offset >= 8)
-      it->second = static_cast<uint64_t>(rule->offset);
+  if (dwarf_cfi_addrframe(at->binary->cfi, at->vaddr, &frame) == 0)
+    it->second = rsp_cfa(frame);
   std::free(frame);
   return it->second;
+}
+
+std::optional<uint64_t> LeafRepair::frameless_granules(uint32_t pid, uint64_t start,
+                                                       const ProcessTracker& tracker) {
+  const format::Mapping* m = tracker.mapping_at(pid, start);
+  if (!m)
+    return std::nullopt;
+  const std::optional<Located> at = locate(pid, *m, start);
+  if (!at)
+    return 0;  // no CFI: a copy of the stack would not help the repair
+  auto [it, inserted] = granules_.try_emplace(Key{at->binary, at->vaddr});
+  if (!inserted)
+    return it->second;
+  // The region's CFI rows in address order, each covering a range; where
+  // none covers an address (padding, code without CFI) the next one is
+  // tried. Load segments keep addresses' offsets within a page, so the
+  // region is aligned in the file as in the process.
+  constexpr uint64_t kRegion = 1ull << EBPROF_CODE_REGION_SHIFT;
+  const uint64_t base = at->vaddr, end = base + kRegion;
+  uint64_t bits = 0;
+  for (uint64_t pc = base; pc < end;) {
+    Dwarf_Frame* frame = nullptr;
+    uint64_t next = pc + 1;
+    if (dwarf_cfi_addrframe(at->binary->cfi, pc, &frame) == 0) {
+      Dwarf_Addr from = 0, to = 0;
+      if (dwarf_frame_info(frame, &from, &to, nullptr) >= 0 && to > pc)
+        next = std::min(to, end);
+      if (rsp_cfa(frame))
+        for (uint64_t g = (pc - base) >> EBPROF_CODE_GRANULE_SHIFT;
+             g <= (next - 1 - base) >> EBPROF_CODE_GRANULE_SHIFT; ++g)
+          bits |= 1ull << g;
+    }
+    std::free(frame);
+    pc = next;
+  }
+  it->second = bits;
+  return bits;
 }
 
 std::span<const uint64_t> LeafRepair::repair(uint32_t pid, std::span<const uint64_t> user,

@@ -44,9 +44,23 @@ class LeafRepair {
                                    std::span<const uint64_t> regs, std::span<const std::byte> stack,
                                    const ProcessTracker& tracker);
 
+  // Where a sample in the code region of `pid` from `start` (1 <<
+  // EBPROF_CODE_REGION_SHIFT bytes, aligned) needs the stack for a repair:
+  // bit i set when some address of its i-th granule has no frame pointer
+  // set up (bpf/profile.h). Nullopt while the mapping there is unknown.
+  std::optional<uint64_t> frameless_granules(uint32_t pid, uint64_t start,
+                                             const ProcessTracker& tracker);
+
  private:
   struct Binary;
   Binary* binary(uint32_t pid, const format::Mapping& m);
+  // `pc`'s binary, open with its CFI, and its address there; nullopt when
+  // there is no such binary.
+  struct Located {
+    Binary* binary;
+    uint64_t vaddr;
+  };
+  std::optional<Located> locate(uint32_t pid, const format::Mapping& m, uint64_t pc);
   // N where the CFA is rsp + N at `pc` of `pid`, when the function has no
   // frame pointer set up there; nullopt when it has, or nothing says.
   std::optional<uint64_t> frameless_cfa(uint32_t pid, uint64_t pc, const ProcessTracker& tracker);
@@ -67,6 +81,7 @@ class LeafRepair {
     }
   };
   std::unordered_map<Key, std::optional<uint64_t>, KeyHash> cfas_;
+  std::unordered_map<Key, uint64_t, KeyHash> granules_;  // by region start
   std::vector<uint64_t> repaired_;
 };
 

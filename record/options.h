@@ -44,7 +44,7 @@ struct RecordOptions {
   bool kernel_threads_only = false;   // --kernel-threads-only
   std::string off_cpu_hook = "auto";  // --off-cpu-hook: auto (probed), tp_btf, raw_tp, tracepoint
   bool wakers = false;                // --wakers: who woke each blocked thread
-  bool verbose = false;               // -v: libbpf's log, the verifier's included
+  bool verbose = false;  // -v: libbpf's log, the verifier's included, and the summary's detail
   // --switch-output[=signal|SIZE|TIME]: a new file now and then, the old
   // one renamed FILE.<UTC time>; --switch-max-files: how many are kept.
   std::optional<SwitchOutput> switch_output;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "bpf/profile.h"
 #include "record/host_info.h"
 #include "record/sample_decoder.h"
 
@@ -53,6 +54,8 @@ void Recorder::on_record(std::span<const std::byte> record) {
     return;
   }
   if (s->switch_window) {
+    if (s->code_unknown)
+      answer_code_question(*s);
     keep_switch_window(*s);
     return;
   }
@@ -67,6 +70,8 @@ void Recorder::on_record(std::span<const std::byte> record) {
     s->kernel = KernelSymbolIndex::from(s->kernel, try_to_wake_up_);
   // The words of the sample are looked up in maps that must be its own.
   tracker_.catch_up(s->tgid, s->user.empty() ? 0 : s->user[0], s->time_ns);
+  if (s->code_unknown)
+    answer_code_question(*s);
   uint32_t window = format::kNoWindow;
   s->user = user_stack(*s, window);
   const uint32_t stack_id = intern_stack(*s);
@@ -153,8 +158,18 @@ std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {
   }
   if (windows_)
     window = intern_window(s.tgid, user);
+  stats_.stack_copies += leaf_repair_ && !user.stack.empty();
   return leaf_repair_ ? leaf_repair_->repair(s.tgid, s.user, user.regs, user.stack, tracker_)
                       : s.user;
+}
+
+void Recorder::answer_code_question(const RawSample& s) {
+  if (!leaf_repair_ || !publish_frameless_code_ || s.user_regs.empty())
+    return;
+  const ebprof_code_key key{s.tgid, s.image, s.user_regs[0] >> EBPROF_CODE_REGION_SHIFT};
+  if (std::optional<uint64_t> granules = leaf_repair_->frameless_granules(
+          s.tgid, key.region << EBPROF_CODE_REGION_SHIFT, tracker_))
+    publish_frameless_code_(key, *granules);
 }
 
 uint32_t Recorder::intern_window(uint32_t pid, const UserContext& user) {

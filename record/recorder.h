@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -19,12 +20,17 @@
 #include "record/stack_windows.h"
 #include "record/symbol_embedder.h"
 
+struct ebprof_code_key;
+
 namespace ebprof::record {
 
 struct RecorderStats {
   uint64_t samples = 0;
   uint64_t off_cpu = 0;   // of them, intervals off CPU
   uint64_t embed_ns = 0;  // time spent finding symbols to embed, tables read included
+  // Frame-pointer mode: samples whose record carried a copy of the user
+  // stack, for the leaf repair. What BPF's frameless_code saves.
+  uint64_t stack_copies = 0;
 };
 
 // Turns ring-buffer records into frames: interns stacks, comms and cgroups, captures
@@ -48,6 +54,12 @@ class Recorder {
   // Reads the frames of the CPython processes it samples from now on,
   // putting each into BPF's map with `publish`.
   void read_python(PythonProcesses::Publish publish) { python_.emplace(std::move(publish)); }
+  // Frame-pointer mode: answers BPF's questions about which code needs its
+  // stack copied for the leaf repair (EBPROF_CODE_UNKNOWN) with `publish`.
+  using PublishFramelessCode = std::function<void(const ebprof_code_key&, uint64_t granules)>;
+  void answer_code_questions(PublishFramelessCode publish) {
+    publish_frameless_code_ = std::move(publish);
+  }
 
   void on_record(std::span<const std::byte> record);
   // Takes in the side-band events that arrived so far; best called right
@@ -96,6 +108,9 @@ class Recorder {
   // The user stack to intern for `s`: with frame pointers, the caller of
   // a leaf without one put in. Sets `window` to the sample's window.
   std::span<const uint64_t> user_stack(RawSample& s, uint32_t& window);
+  // Tells BPF whether samples in the code region at `s`'s user rip need
+  // their stack copied, once the region's mapping is known.
+  void answer_code_question(const RawSample& s);
 
   format::RecordingWriter& writer_;
   ProcessTracker& tracker_;
@@ -110,6 +125,7 @@ class Recorder {
   std::optional<CfiEmbedder> cfi_;         // --call-graph dwarf, embedding
   std::optional<LeafRepair> leaf_repair_;  // frame-pointer mode
   std::optional<PythonProcesses> python_;
+  PublishFramelessCode publish_frameless_code_;
   // Switch windows whose interval has not come, by tid: when the thread
   // left, and its registers and stack.
   struct SwitchWindow {

@@ -79,6 +79,8 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   s.python = {ips + nk + nu, 2 * np};
   s.python_end = static_cast<format::PythonEnd>(header.python_end);
   s.holds_gil = header.flags & EBPROF_HOLDS_GIL;
+  s.code_unknown = header.flags & EBPROF_CODE_UNKNOWN;
+  s.image = header.image;
   if (header.user_abi != EBPROF_ABI_NONE) {
     s.user_abi = header.user_abi == EBPROF_ABI_64 ? format::UserAbi::k64 : format::UserAbi::k32;
     s.user_regs = std::span<const uint64_t>(

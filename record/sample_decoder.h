@@ -41,6 +41,11 @@ struct RawSample {
   std::span<const uint64_t> python;
   format::PythonEnd python_end = format::PythonEnd::kNone;
   bool holds_gil = false;  // the thread held its interpreter's GIL
+  // Frame-pointer mode: BPF copied the stack because it does not know yet
+  // whether the code at the user rip needs it; `image` is the task's
+  // address space, as ebprof_code_key names it.
+  bool code_unknown = false;
+  uint32_t image = 0;
   // --call-graph dwarf: the user registers (bpf/profile.h's order) and
   // the user stack from the stack pointer up; empty without.
   format::UserAbi user_abi = format::UserAbi::kUnknown;

@@ -192,6 +192,10 @@ class Session {
       recorder_.read_python([this](uint32_t pid, const ebprof_python_proc* entry) {
         sampler_.publish_python(pid, entry);
       });
+    if (config_.stack_for_frameless_only)
+      recorder_.answer_code_questions([this](const ebprof_code_key& key, uint64_t granules) {
+        sampler_.publish_frameless_code(key, granules);
+      });
     tracker_.refill();  // loading and verifying took a while
     for (uint32_t pid : targets_.pids) {
       sampler_.add_pid(pid);
@@ -434,6 +438,11 @@ void Session::print_summary() const {
           ? ", Python frames of " + count_of(recorder_.python_processes(), "process", "processes") +
                 " read"
           : "";
+  // What frameless_code saves BPF, for whoever measures it.
+  std::string copies;
+  if (o_.verbose && config_.stack_for_frameless_only && st.samples)
+    copies = ", user stack copied for " + std::to_string(st.stack_copies * 100 / st.samples) +
+             "% of samples";
   // A power of two, from -F (or -m): said, since the rate chose it.
   const size_t buffer_size = buffer_bytes(config_);
   const std::string buffer = buffer_size >= (1 << 20) ? std::to_string(buffer_size >> 20) + " MiB"
@@ -443,13 +452,14 @@ void Session::print_summary() const {
       : flight_ ? "memory, kept in " + count_of(dumps_, "file", "files") + " " + o_.output + ".*"
                 : o_.output;
   std::fprintf(
-      stderr, "[ ebprof-record: wrote %.3f MB to %s (%s%s, %s, %s, %llu lost%s%s%s; %s buffer) ]\n",
+      stderr,
+      "[ ebprof-record: wrote %.3f MB to %s (%s%s, %s, %s, %llu lost%s%s%s%s; %s buffer) ]\n",
       bytes_written() / 1e6, where.c_str(), count_of(st.samples, "sample", "samples").c_str(),
       off_cpu.c_str(),
       count_of(recorder_.stack_count(), "stack definition", "stack definitions").c_str(),
       count_of(tracker_.process_count(), "process", "processes").c_str(),
       static_cast<unsigned long long>(ledger_.dropped()), partial.c_str(), embedded.c_str(),
-      python.c_str(), buffer.c_str());
+      python.c_str(), copies.c_str(), buffer.c_str());
 }
 
 }  // namespace

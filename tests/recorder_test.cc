@@ -13,6 +13,7 @@
 #include "fake_processes.h"
 #include "format/reader.h"
 #include "record/cgroup_paths.h"
+#include "record/leaf_repair.h"
 #include "record/loss_ledger.h"
 #include "record/off_cpu.h"
 #include "record/proc_maps.h"
@@ -27,6 +28,14 @@ extern "C" __attribute__((noinline)) int embed_leaf_marker(int x) {
 }
 extern "C" __attribute__((noinline)) int embed_caller_marker(int x) {
   return embed_leaf_marker(x) + 1;
+}
+// Sets up its frame pointer (whatever the build's flags), then calls in a
+// loop long enough for its body to span granules of bpf/profile.h.
+extern "C" __attribute__((noinline, optimize("no-omit-frame-pointer"))) int framed_marker(int x) {
+  volatile int v = x;
+  for (int i = 0; i < 8; ++i)
+    v = embed_caller_marker(v) * 3 + i;
+  return v;
 }
 
 namespace ebprof::record {
@@ -248,6 +257,31 @@ TEST(ProcessTracker, AnEmptyRereadOfAnExitingProcessIsNotReported) {
   // A process whose very first read finds nothing is reported: the file says
   // why its frames have no names.
   EXPECT_TRUE(tracker.observe(8, inside, true, 0));
+}
+
+// BPF copies the stack where the leaf repair could use it: where the code
+// has no frame pointer set up, by the binary's CFI.
+TEST(LeafRepair, AsksForTheStackWhereCodeHasNoFramePointerSetUp) {
+  ElfIdentities identities;
+  fakes::FakeProcesses source;
+  source.on_read = [&](uint32_t pid, uint64_t now) { return read_process(pid, now, identities); };
+  ProcessTracker tracker(source);
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  const auto framed = reinterpret_cast<uint64_t>(&framed_marker);
+  const auto libc_write = reinterpret_cast<uint64_t>(&::write);  // libc has no frame pointers
+  ASSERT_TRUE(tracker.observe(pid, std::vector<uint64_t>{framed, libc_write}, true, 0));
+  LeafRepair repair;
+  auto needs_stack = [&](uint64_t pc) -> std::optional<bool> {
+    const uint64_t region = pc >> EBPROF_CODE_REGION_SHIFT << EBPROF_CODE_REGION_SHIFT;
+    const std::optional<uint64_t> granules = repair.frameless_granules(pid, region, tracker);
+    if (!granules)
+      return std::nullopt;
+    return (*granules >> ((pc - region) >> EBPROF_CODE_GRANULE_SHIFT)) & 1;
+  };
+  EXPECT_EQ(needs_stack(framed), true);  // before `push rbp`
+  EXPECT_EQ(needs_stack(framed + 32), false);
+  EXPECT_EQ(needs_stack(libc_write + 16), true);
+  EXPECT_EQ(needs_stack(0x1000), std::nullopt);  // no mapping known there
 }
 
 TEST(SymbolEmbedder, EmbedsOnlyTheSymbolsStacksUseOncePerBuildId) {

@@ -233,5 +233,24 @@ TEST(Dwarf, TheCallerOfAFramelessLibcLeafIsNamed) {
   }
 }
 
+// The repair costs BPF a copy of the stack only where it can help: code
+// that has set up its frame pointer (hotcold's, built with them) is sampled
+// without one, libc's frameless memcpy and memset with one.
+TEST(Dwarf, TheStackIsCopiedOnlyWhereTheLeafRepairNeedsIt) {
+  REQUIRE_BPF();
+  auto copied = [](const std::string& command) {
+    Outcome rec = run(kRecord + " -v -F 999 -o " + temp_file("copies.data") + " -- " + command);
+    std::smatch share;
+    EXPECT_EQ(rec.status, 0) << rec.err;
+    EXPECT_TRUE(std::regex_search(rec.err, share, std::regex(R"(user stack copied for (\d+)%)")))
+        << rec.err;
+    return share.empty() ? -1 : std::stoi(share[1]);
+  };
+  const int hotcold = copied(kHotcold + " 2");
+  EXPECT_GE(hotcold, 0);
+  EXPECT_LE(hotcold, 10);
+  EXPECT_GE(copied(kLibcleaf + " 2"), 60);
+}
+
 }  // namespace
 }  // namespace ebprof::e2e
