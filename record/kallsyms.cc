@@ -10,37 +10,6 @@
 
 namespace ebprof::record {
 
-std::vector<format::KernelSymbol> parse_kallsyms(std::string_view text) {
-  std::vector<format::KernelSymbol> out;
-  while (!text.empty()) {
-    std::string_view line = take_line(text);
-
-    // "ffffffff81000000 T _stext" or "... t name\t[module]"
-    uint64_t address = 0;
-    auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), address, 16);
-    size_t pos = end - line.data();
-    if (ec != std::errc() || pos + 3 > line.size() || line[pos] != ' ' || line[pos + 2] != ' ')
-      continue;
-    char type = line[pos + 1];
-    if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-      continue;
-    std::string_view rest = line.substr(pos + 3);
-    std::string_view module;
-    if (size_t tab = rest.find('\t'); tab != std::string_view::npos) {
-      module = rest.substr(tab + 1);
-      rest = rest.substr(0, tab);
-      if (module.size() >= 2 && module.front() == '[' && module.back() == ']')
-        module = module.substr(1, module.size() - 2);
-    }
-    if (rest.empty())
-      continue;
-    out.push_back({address, std::string(rest), std::string(module)});
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.address < b.address; });
-  return out;
-}
-
 std::vector<format::KernelModule> parse_proc_modules(std::string_view text) {
   // "ext4 1024000 2 jbd2,mbcache, Live 0xffffffffc0a00000"
   std::vector<format::KernelModule> out;
@@ -69,28 +38,6 @@ std::vector<format::KernelModule> parse_proc_modules(std::string_view text) {
     out.push_back({std::string(fields[0]), start, start ? start + size : 0});
   }
   return out;
-}
-
-void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
-                          const std::vector<format::KernelModule>& modules) {
-  uint64_t etext = 0;
-  for (const auto& s : symbols)
-    if (s.module.empty() && s.name == "_etext")
-      etext = s.address;
-  for (size_t i = 0; i < symbols.size(); ++i) {
-    auto& s = symbols[i];
-    uint64_t end = s.address + kMaxUnboundedSymbol;
-    if (s.module.empty() && s.address < etext) {
-      end = etext;
-    } else {
-      for (const auto& m : modules)
-        if (m.name == s.module && s.address >= m.start && s.address < m.end)
-          end = m.end;
-    }
-    if (i + 1 < symbols.size() && symbols[i + 1].address > s.address)
-      end = std::min(end, symbols[i + 1].address);
-    s.size = end > s.address ? end - s.address : 0;
-  }
 }
 
 std::string parse_build_id_note(std::string_view notes) {
@@ -126,27 +73,114 @@ KernelIdentity read_kernel_identity() {
   return k;
 }
 
-bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols) {
-  return std::all_of(symbols.begin(), symbols.end(), [](const auto& s) { return s.address == 0; });
+KernelSymbolIndex::KernelSymbolIndex(std::string_view text,
+                                     std::span<const format::KernelModule> modules) {
+  while (!text.empty())
+    add(take_line(text));
+  finish(modules);
 }
 
-std::vector<format::KernelSymbol> read_kallsyms(const std::vector<format::KernelModule>& modules) {
-  std::vector<format::KernelSymbol> symbols = parse_kallsyms(read_proc_file("/proc/kallsyms"));
-  bound_kernel_symbols(symbols, modules);
-  return symbols;
+KernelSymbolIndex KernelSymbolIndex::read(std::span<const format::KernelModule> modules) {
+  KernelSymbolIndex index;
+  read_proc_lines("/proc/kallsyms", [&](std::string_view line) { index.add(line); });
+  index.finish(modules);
+  return index;
 }
 
-KernelSymbolIndex::KernelSymbolIndex(std::vector<format::KernelSymbol> symbols)
-    : symbols_(std::move(symbols)), taken_(symbols_.size()) {}
-
-const format::KernelSymbol* KernelSymbolIndex::find(std::string_view name) const {
-  auto it = std::find_if(symbols_.begin(), symbols_.end(),
-                         [&](const format::KernelSymbol& s) { return s.name == name; });
-  return it == symbols_.end() ? nullptr : &*it;
+void KernelSymbolIndex::add(std::string_view line) {
+  // "ffffffff81000000 T _stext" or "... t name\t[module]"
+  uint64_t address = 0;
+  auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), address, 16);
+  size_t pos = end - line.data();
+  if (ec != std::errc() || pos + 3 > line.size() || line[pos] != ' ' || line[pos + 2] != ' ')
+    return;
+  char type = line[pos + 1];
+  if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+    return;
+  std::string_view rest = line.substr(pos + 3);
+  std::string_view module;
+  if (size_t tab = rest.find('\t'); tab != std::string_view::npos) {
+    module = rest.substr(tab + 1);
+    rest = rest.substr(0, tab);
+    if (module.size() >= 2 && module.front() == '[' && module.back() == ']')
+      module = module.substr(1, module.size() - 2);
+  }
+  if (rest.empty() || rest.size() >= kNameChunk)
+    return;
+  if (names_.empty() || names_.back().size() + rest.size() > kNameChunk) {
+    if (names_.size() > UINT16_MAX)
+      return;
+    names_.emplace_back().reserve(kNameChunk);
+  }
+  // Lines come grouped by module: the last one is nearly always it.
+  size_t m = modules_.size() - 1;
+  if (modules_[m] != module)
+    m = static_cast<size_t>(std::find(modules_.begin(), modules_.end(), module) - modules_.begin());
+  if (m == modules_.size()) {
+    if (m > UINT16_MAX)
+      return;
+    modules_.emplace_back(module);
+  }
+  const auto at = static_cast<uint32_t>((names_.size() - 1) << 16 | names_.back().size());
+  entries_.push_back(
+      {address, 0, at, static_cast<uint16_t>(rest.size()), static_cast<uint16_t>(m)});
+  names_.back().append(rest);
 }
 
-std::span<const uint64_t> KernelSymbolIndex::from(std::span<const uint64_t> stack,
-                                                  const format::KernelSymbol* function) {
+void KernelSymbolIndex::finish(std::span<const format::KernelModule> modules) {
+  // The kernel lists them in order: sorting would cost a copy.
+  auto by_address = [](const Entry& a, const Entry& b) { return a.address < b.address; };
+  if (!std::is_sorted(entries_.begin(), entries_.end(), by_address))
+    std::stable_sort(entries_.begin(), entries_.end(), by_address);
+  bound(modules);
+  taken_.assign(entries_.size(), false);
+}
+
+void KernelSymbolIndex::bound(std::span<const format::KernelModule> modules) {
+  uint64_t etext = 0;
+  for (const Entry& e : entries_)
+    if (e.module == 0 && name(e) == "_etext")
+      etext = e.address;
+  // Each module's range, by index in modules_; none for pseudo-modules.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges(modules_.size());
+  for (const format::KernelModule& m : modules)
+    for (size_t i = 1; i < modules_.size(); ++i)
+      if (modules_[i] == m.name)
+        ranges[i] = {m.start, m.end};
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = entries_[i];
+    uint64_t end = e.address + kMaxUnboundedSymbol;
+    if (e.module == 0 && e.address < etext)
+      end = etext;
+    else if (auto [start, stop] = ranges[e.module]; e.address >= start && e.address < stop)
+      end = stop;
+    if (i + 1 < entries_.size() && entries_[i + 1].address > e.address)
+      end = std::min(end, entries_[i + 1].address);
+    e.size = end > e.address
+                 ? static_cast<uint32_t>(std::min<uint64_t>(end - e.address, UINT32_MAX))
+                 : 0;
+  }
+}
+
+format::KernelSymbol KernelSymbolIndex::symbol(size_t i) const {
+  const Entry& e = entries_[i];
+  return {e.address, std::string(name(e)), modules_[e.module], e.size};
+}
+
+bool KernelSymbolIndex::hidden() const {
+  return std::all_of(entries_.begin(), entries_.end(),
+                     [](const Entry& e) { return e.address == 0; });
+}
+
+std::optional<format::KernelSymbol> KernelSymbolIndex::find(std::string_view wanted) const {
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (name(entries_[i]) == wanted)
+      return symbol(i);
+  return std::nullopt;
+}
+
+std::span<const uint64_t> KernelSymbolIndex::from(
+    std::span<const uint64_t> stack, const std::optional<format::KernelSymbol>& function) {
   if (function)
     for (size_t frame = 0; frame < stack.size(); ++frame)
       if (format::covers(*function, format::lookup_address(stack, frame)))
@@ -157,15 +191,16 @@ std::span<const uint64_t> KernelSymbolIndex::from(std::span<const uint64_t> stac
 void KernelSymbolIndex::take_new(std::span<const uint64_t> stack,
                                  std::vector<format::KernelSymbol>& out) {
   for (size_t frame = 0; frame < stack.size(); ++frame) {
-    uint64_t address = format::lookup_address(stack, frame);
-    const format::KernelSymbol* symbol = format::kernel_symbol_at_or_below(symbols_, address);
-    if (!symbol || !format::covers(*symbol, address))
+    const uint64_t address = format::lookup_address(stack, frame);
+    auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
+                               [](uint64_t a, const Entry& e) { return a < e.address; });
+    if (it == entries_.begin())
       continue;
-    size_t i = static_cast<size_t>(symbol - symbols_.data());
-    if (!taken_[i]) {
-      taken_[i] = true;
-      out.push_back(*symbol);
-    }
+    const size_t i = static_cast<size_t>(std::prev(it) - entries_.begin());
+    if (address - entries_[i].address >= entries_[i].size || taken_[i])
+      continue;
+    taken_[i] = true;
+    out.push_back(symbol(i));
   }
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -9,10 +11,6 @@
 #include "format/contents.h"
 
 namespace ebprof::record {
-
-// Text symbols (types t, T, w, W) of /proc/kallsyms-formatted `text`, sorted
-// by address, without sizes. Malformed lines are skipped.
-std::vector<format::KernelSymbol> parse_kallsyms(std::string_view text);
 
 // Loaded modules' names and address ranges, from /proc/modules text (no
 // build-ids).
@@ -31,28 +29,35 @@ struct KernelIdentity {
 };
 KernelIdentity read_kernel_identity();
 
-// Gives every symbol a size that ends where the next symbol starts, and never
-// past the end of the code it belongs to: its module's range, or _etext for
-// the kernel image. Symbols of pseudo-modules (bpf, ftrace trampolines) and
-// of the image past _etext are capped at kMaxUnboundedSymbol, since nothing
-// bounds them: an address beyond that is unknown rather than misnamed.
+// Symbols of pseudo-modules (bpf, ftrace trampolines) and of the image
+// past _etext are capped at this size, since nothing bounds them: an
+// address beyond that is unknown rather than misnamed.
 inline constexpr uint64_t kMaxUnboundedSymbol = 4096;
-void bound_kernel_symbols(std::vector<format::KernelSymbol>& symbols,
-                          const std::vector<format::KernelModule>& modules);
-
-// True when every address is zero: kernel.kptr_restrict hides them from us.
-bool kallsyms_hidden(const std::vector<format::KernelSymbol>& symbols);
-
-// /proc/kallsyms, bounded with the loaded modules' ranges (none on kernels
-// without loadable modules).
-std::vector<format::KernelSymbol> read_kallsyms(const std::vector<format::KernelModule>& modules);
 
 // The kernel's symbols, handed out as samples need them: each symbol that
 // covers a sampled address is returned once, so the recording embeds the
-// few hundred symbols samples use instead of the whole table.
+// few hundred symbols samples use instead of the whole table. The table
+// (some 120,000 symbols) is held packed, its names in one buffer: 6 MB
+// where strings in KernelSymbols took 14, for the whole recording.
 class KernelSymbolIndex {
  public:
-  explicit KernelSymbolIndex(std::vector<format::KernelSymbol> symbols);
+  KernelSymbolIndex() = default;
+  // The text symbols (types t, T, w, W) of /proc/kallsyms-formatted
+  // `text`, sorted by address; malformed lines are skipped. Each ends
+  // where the next starts, and never past the end of the code it belongs
+  // to: its module's range in `modules`, or _etext for the kernel image
+  // (else kMaxUnboundedSymbol).
+  explicit KernelSymbolIndex(std::string_view text,
+                             std::span<const format::KernelModule> modules = {});
+  // /proc/kallsyms, read a line at a time (it is 5 MB), bounded with the
+  // loaded modules' ranges (none on kernels without loadable modules).
+  static KernelSymbolIndex read(std::span<const format::KernelModule> modules);
+
+  size_t size() const { return entries_.size(); }
+  format::KernelSymbol symbol(size_t i) const;
+  // True when every address is zero: kernel.kptr_restrict hides them from us.
+  bool hidden() const;
+
   // Appends to `out` the symbols that `stack` (leaf first: the interrupted
   // IP, then return addresses, looked up at address - 1 as the report does)
   // needs and that were not handed out yet.
@@ -60,8 +65,8 @@ class KernelSymbolIndex {
   // Every symbol new again: a new file (--switch-output) holds its own.
   void forget_taken() { taken_.assign(taken_.size(), false); }
 
-  // The symbol `name`, or null: looked up once, by name, for from().
-  const format::KernelSymbol* find(std::string_view name) const;
+  // The symbol `name`, if there is one: looked up once, by name, for from().
+  std::optional<format::KernelSymbol> find(std::string_view name) const;
 
   // `stack` from its first frame in `function` on, or all of it when no
   // frame is (or `function` is null): an off-CPU stack without the tracing
@@ -69,10 +74,30 @@ class KernelSymbolIndex {
   // which differs by hook and kernel. Address comparisons only: it runs
   // for every interval.
   static std::span<const uint64_t> from(std::span<const uint64_t> stack,
-                                        const format::KernelSymbol* function);
+                                        const std::optional<format::KernelSymbol>& function);
 
  private:
-  std::vector<format::KernelSymbol> symbols_;  // ascending, bounded
+  struct Entry {
+    uint64_t address = 0;
+    uint32_t size = 0;
+    uint32_t name = 0;  // chunk of names_ << 16 | offset in it
+    uint16_t name_size = 0;
+    uint16_t module = 0;  // index in modules_; 0: the kernel image
+  };
+  std::string_view name(const Entry& e) const {
+    return {names_[e.name >> 16].data() + (e.name & 0xffff), e.name_size};
+  }
+  void add(std::string_view line);
+  // Sorts and bounds the symbols added.
+  void finish(std::span<const format::KernelModule> modules);
+  void bound(std::span<const format::KernelModule> modules);
+
+  // Grown a block at a time, names a chunk at a time, never copied whole:
+  // a vector's doubling would hold the old table and the new at once.
+  std::deque<Entry> entries_;       // ascending, bounded
+  std::vector<std::string> names_;  // chunks of kNameChunk bytes
+  static constexpr size_t kNameChunk = 1 << 16;
+  std::vector<std::string> modules_{""};
   std::vector<bool> taken_;
 };
 

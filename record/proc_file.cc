@@ -35,6 +35,32 @@ std::string read_proc_file(const std::string& path) {
   return out;
 }
 
+void read_proc_lines(const std::string& path, const std::function<void(std::string_view)>& each) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    throw_errno("reading " + path, errno);
+  std::string pending;  // a line cut by the end of a read, then whole ones
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      throw_errno("reading " + path, errno);
+    if (n == 0)
+      break;
+    pending.append(buf, n);
+    std::string_view text = pending;
+    for (size_t eol; (eol = text.find('\n')) != std::string_view::npos;) {
+      each(text.substr(0, eol));
+      text.remove_prefix(eol + 1);
+    }
+    pending.erase(0, pending.size() - text.size());
+  }
+  if (!pending.empty())
+    each(pending);
+}
+
 std::string_view take_line(std::string_view& text) {
   size_t eol = text.find('\n');
   std::string_view line = text.substr(0, eol);

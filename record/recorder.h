@@ -118,8 +118,8 @@ class Recorder {
   StackInterner interner_;
   KernelSymbolIndex kernel_symbols_;
   // Where off-CPU and waker stacks start, once the tracing glue is cut.
-  const format::KernelSymbol* schedule_;
-  const format::KernelSymbol* try_to_wake_up_;
+  std::optional<format::KernelSymbol> schedule_;
+  std::optional<format::KernelSymbol> try_to_wake_up_;
   std::optional<SymbolEmbedder> embedder_;
   std::optional<StackWindows> windows_;    // --call-graph dwarf
   std::optional<CfiEmbedder> cfi_;         // --call-graph dwarf, embedding

@@ -1,5 +1,7 @@
 #include "record/session.h"
 
+#include <malloc.h>
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -83,7 +85,7 @@ ProcessTracker seeded_tracker(SystemProcesses& processes, const Targets& t) {
 // and the module names and build-ids are still recorded).
 struct Header {
   format::RecordingInfo info;
-  KernelSymbolIndex kernel{{}};
+  KernelSymbolIndex kernel;
 };
 
 Header read_header(const RecordOptions& o, const SamplerConfig& config) {
@@ -113,15 +115,14 @@ Header read_header(const RecordOptions& o, const SamplerConfig& config) {
   KernelIdentity kernel = read_kernel_identity();
   h.info.kernel_build_id = std::move(kernel.build_id);
   h.info.kernel_modules = std::move(kernel.modules);
-  std::vector<format::KernelSymbol> symbols = read_kallsyms(h.info.kernel_modules);
-  if (kallsyms_hidden(symbols)) {
+  h.kernel = KernelSymbolIndex::read(h.info.kernel_modules);
+  if (h.kernel.hidden()) {
     std::fprintf(stderr,
                  "ebprof-record: warning: kernel addresses are hidden (kernel.kptr_restrict): "
                  "kernel frames will be unnamed; record as root or set kernel.kptr_restrict=0\n");
     h.info.kernel_addresses_hidden = true;
-    symbols.clear();
+    h.kernel = KernelSymbolIndex();
   }
-  h.kernel = KernelSymbolIndex(std::move(symbols));
   return h;
 }
 
@@ -206,6 +207,7 @@ class Session {
       sampler_.add_tid(tid);
     if (o.switch_output)
       switched_.emplace(o.switch_max_files);
+    malloc_trim(0);
   }
 
   int run();

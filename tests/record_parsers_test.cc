@@ -13,6 +13,7 @@
 #include "record/jit_maps.h"
 #include "record/kallsyms.h"
 #include "record/perf_events.h"
+#include "record/proc_file.h"
 #include "record/proc_maps.h"
 #include "record/switch_output.h"
 
@@ -24,7 +25,7 @@ namespace ebprof::record {
 namespace {
 
 TEST(Kallsyms, KeepsTextSymbolsSortedWithTheirModules) {
-  auto syms = parse_kallsyms(
+  KernelSymbolIndex syms(
       "ffffffffc0a01000 t ext4_readpage\t[ext4]\n"
       "ffffffff81000000 T _stext\n"
       "ffffffff81e00000 D some_data\n"
@@ -32,24 +33,43 @@ TEST(Kallsyms, KeepsTextSymbolsSortedWithTheirModules) {
       "garbage line\n"
       "ffffffff81000080 t local_fn");  // no trailing newline
   ASSERT_EQ(syms.size(), 4u);
-  EXPECT_EQ(syms[0].name, "_stext");
-  EXPECT_EQ(syms[1].address, 0xffffffff81000080u);
-  EXPECT_EQ(syms[2].name, "weak_fn");
-  EXPECT_EQ(syms[3].name, "ext4_readpage");
-  EXPECT_EQ(syms[3].module, "ext4");
-  EXPECT_EQ(syms[0].module, "");
-  EXPECT_FALSE(kallsyms_hidden(syms));
+  EXPECT_EQ(syms.symbol(0).name, "_stext");
+  EXPECT_EQ(syms.symbol(1).address, 0xffffffff81000080u);
+  EXPECT_EQ(syms.symbol(2).name, "weak_fn");
+  EXPECT_EQ(syms.symbol(3).name, "ext4_readpage");
+  EXPECT_EQ(syms.symbol(3).module, "ext4");
+  EXPECT_EQ(syms.symbol(0).module, "");
+  EXPECT_FALSE(syms.hidden());
+  EXPECT_EQ(syms.find("weak_fn")->address, 0xffffffff81000100u);
+  EXPECT_FALSE(syms.find("some_data"));
+}
+
+// Names are kept in 64 KiB chunks: one that would cross into the next
+// starts it.
+TEST(Kallsyms, KeepsEveryNameWholeAcrossChunks) {
+  std::string text;
+  auto name = [](int i) { return "function_with_a_long_name_" + std::to_string(i); };
+  for (int i = 0; i < 5000; ++i) {
+    char address[17];
+    std::snprintf(address, sizeof address, "%016x", 0x1000 + 16 * i);
+    text += std::string(address) + " t " + name(i) + "\n";
+  }
+  KernelSymbolIndex syms(text);
+  ASSERT_EQ(syms.size(), 5000u);
+  for (int i = 0; i < 5000; ++i)
+    ASSERT_EQ(syms.symbol(i).name, name(i));
+  EXPECT_EQ(syms.find(name(4321))->address, 0x1000u + 16 * 4321);
 }
 
 TEST(Kallsyms, SymbolsEndAtTheNextOneTheirModuleOrEtext) {
-  auto syms = parse_kallsyms(
+  const std::string kallsyms =
       "ffffffff81000000 T _stext\n"
       "ffffffff81000100 T schedule\n"
       "ffffffff81000400 T _etext\n"
       "ffffffff81800000 t after_etext\n"
       "ffffffffc0001000 t ext4_read\t[ext4]\n"
       "ffffffffc0002000 t ext4_last\t[ext4]\n"
-      "ffffffffc0100000 t bpf_prog_abc\t[bpf]\n");
+      "ffffffffc0100000 t bpf_prog_abc\t[bpf]\n";
   auto modules = parse_proc_modules(
       "ext4 12288 2 jbd2,mbcache, Live 0xffffffffc0001000\n"
       "hidden 4096 0 - Live 0x0000000000000000\n"
@@ -58,20 +78,21 @@ TEST(Kallsyms, SymbolsEndAtTheNextOneTheirModuleOrEtext) {
   EXPECT_EQ(modules[0].end, 0xffffffffc0004000u);
   // Hidden by kptr_restrict: the name is kept, with no range.
   EXPECT_EQ(modules[1], (format::KernelModule{"hidden", 0, 0, ""}));
-  bound_kernel_symbols(syms, modules);
-  EXPECT_EQ(syms[1].size, 0x300u);               // schedule: up to _etext
-  EXPECT_EQ(syms[3].size, kMaxUnboundedSymbol);  // past _etext: capped
-  EXPECT_EQ(syms[4].size, 0x1000u);              // ext4_read: up to ext4_last
-  EXPECT_EQ(syms[5].size, 0x2000u);              // ext4_last: up to the module's end
-  EXPECT_EQ(syms[6].size, kMaxUnboundedSymbol);  // bpf: no range to bound with
+  KernelSymbolIndex syms(kallsyms, modules);
+  EXPECT_EQ(syms.symbol(1).size, 0x300u);               // schedule: up to _etext
+  EXPECT_EQ(syms.symbol(3).size, kMaxUnboundedSymbol);  // past _etext: capped
+  EXPECT_EQ(syms.symbol(4).size, 0x1000u);              // ext4_read: up to ext4_last
+  EXPECT_EQ(syms.symbol(5).size, 0x2000u);              // ext4_last: up to the module's end
+  EXPECT_EQ(syms.symbol(6).size, kMaxUnboundedSymbol);  // bpf: no range to bound with
 }
 
 TEST(Kallsyms, TheIndexHandsOutEachNeededSymbolOnce) {
-  std::vector<format::KernelSymbol> syms = {{0x1000, "a", "", 0x100},
-                                            {0x1100, "b", "", 0x100},
-                                            {0x1200, "c", "", 0x100},
-                                            {0x9000, "far", "", 0x10}};
-  KernelSymbolIndex index(syms);
+  KernelSymbolIndex index(
+      "0000000000001000 t a\n"
+      "0000000000001100 t b\n"
+      "0000000000001200 t c\n"
+      "0000000000001300 t _etext\n"
+      "0000000000009000 t far\n");
   std::vector<format::KernelSymbol> out;
   // The leaf IP 0x1010 is in a; the return address 0x1100 is looked up at
   // 0x10ff, so it needs a as well, not b; 0x5000 is in no symbol.
@@ -85,9 +106,25 @@ TEST(Kallsyms, TheIndexHandsOutEachNeededSymbolOnce) {
   EXPECT_TRUE(out.empty());
 }
 
+// Lines across the reads' 64 KiB pieces come whole, the last one without
+// its newline too.
+TEST(ProcFile, ReadsLinesAPieceAtATime) {
+  const std::string path = testing::TempDir() + "/lines.txt";
+  std::string text;
+  for (int i = 0; i < 20000; ++i)
+    text += "line " + std::to_string(i) + "\n";
+  text += "last";
+  std::ofstream(path) << text;
+  std::vector<std::string> lines;
+  read_proc_lines(path, [&](std::string_view line) { lines.emplace_back(line); });
+  ASSERT_EQ(lines.size(), 20001u);
+  EXPECT_EQ(lines[12345], "line 12345");
+  EXPECT_EQ(lines.back(), "last");
+  EXPECT_THROW(read_proc_lines(path + ".missing", [](std::string_view) {}), Error);
+}
+
 TEST(Kallsyms, AllZeroAddressesMeanHidden) {
-  auto syms = parse_kallsyms("0000000000000000 T _stext\n0000000000000000 t foo\n");
-  EXPECT_TRUE(kallsyms_hidden(syms));
+  EXPECT_TRUE(KernelSymbolIndex("0000000000000000 T _stext\n0000000000000000 t foo\n").hidden());
 }
 
 TEST(ProcMaps, KeepsExecutableMappingsWithOffsetsAndPaths) {

@@ -335,7 +335,7 @@ TEST(Recorder, InternsStacksAndCommsWithinEachBatch) {
   std::string path = (std::filesystem::path(testing::TempDir()) / "recorder.data").string();
   auto writer = format::RecordingWriter::create(path);
   writer.write(format::RecordingInfo{});
-  KernelSymbolIndex kernel({{0xfff00, "irq_handler", "", 0x200}, {0x500000, "unused", "", 0x10}});
+  KernelSymbolIndex kernel("00000000000fff00 t irq_handler\n0000000000500000 t unused\n");
   fakes::FakeProcesses source;
   source.on_read = [](uint32_t pid, uint64_t now) {
     return format::ProcessInfo{pid, "fake", now, {{0x1000, 0x2000, 0, "/bin/a"}}, ""};
@@ -446,7 +446,7 @@ struct DwarfRecorder {
   fakes::FakeProcesses source;
   ProcessTracker tracker{source};
   LossLedger ledger;
-  Recorder recorder{writer, KernelSymbolIndex({}),    tracker, std::nullopt,
+  Recorder recorder{writer, KernelSymbolIndex(),      tracker, std::nullopt,
                     ledger, format::CallGraph::kDwarf};
 };
 
@@ -481,7 +481,7 @@ TEST(Recorder, EachBatchListsTheCgroupsItsSamplesRanIn) {
   };
   ProcessTracker tracker(source);
   LossLedger ledger;
-  Recorder recorder(writer, KernelSymbolIndex({}), tracker, std::nullopt, ledger);
+  Recorder recorder(writer, KernelSymbolIndex(), tracker, std::nullopt, ledger);
   const uint64_t gone = 0x7fff'ffff'ffff'fff0;
   for (uint64_t id : {own->id, uint64_t{0}, gone, own->id}) {
     auto rec = raw_record(10, 10, "a", {}, {0x1100});
