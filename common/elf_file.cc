@@ -11,6 +11,7 @@
 #include <memory>
 #include <tuple>
 
+#include "common/eh_frame.h"
 #include "common/error.h"
 #include "common/unique_fd.h"
 
@@ -157,7 +158,10 @@ std::vector<LoadSegment> load_segments(Elf* elf, const std::string& path) {
 }
 
 // The section `name`'s address and bytes, if the file has it with bytes.
-bool read_section(Elf* elf, const char* wanted, uint64_t& address, std::string& bytes) {
+// The section `wanted`, viewed in place (a mapped file's raw data is its
+// mapping), and its address; false when there is none.
+bool section_view(Elf* elf, const char* wanted, uint64_t& address,
+                  std::span<const std::byte>& bytes) {
   size_t names = 0;
   if (elf_getshdrstrndx(elf, &names) != 0)
     return false;
@@ -170,7 +174,7 @@ bool read_section(Elf* elf, const char* wanted, uint64_t& address, std::string& 
     if (!data || !data->d_buf)
       return false;
     address = shdr.sh_addr;
-    bytes.assign(static_cast<const char*>(data->d_buf), data->d_size);
+    bytes = {static_cast<const std::byte*>(data->d_buf), data->d_size};
     return true;
   }
   return false;
@@ -179,14 +183,13 @@ bool read_section(Elf* elf, const char* wanted, uint64_t& address, std::string& 
 }  // namespace
 
 ElfUnwindTables read_unwind_tables(const std::string& path) {
-  // libpython's, among the largest, is 342 KB.
-  constexpr size_t kMaxEhFrame = 64 << 20;
-  OpenElf elf = open_elf(path);
-  ElfUnwindTables t{identity_of(elf.elf.get(), path), load_segments(elf.elf.get(), path)};
-  read_section(elf.elf.get(), ".eh_frame_hdr", t.eh_frame_hdr_address, t.eh_frame_hdr);
-  read_section(elf.elf.get(), ".eh_frame", t.eh_frame_address, t.eh_frame);
+  auto elf = std::make_shared<OpenElf>(open_elf(path));
+  ElfUnwindTables t{identity_of(elf->elf.get(), path), load_segments(elf->elf.get(), path)};
+  section_view(elf->elf.get(), ".eh_frame_hdr", t.eh_frame_hdr_address, t.eh_frame_hdr);
+  section_view(elf->elf.get(), ".eh_frame", t.eh_frame_address, t.eh_frame);
   if (t.eh_frame.size() > kMaxEhFrame || t.eh_frame_hdr.size() > kMaxEhFrame)
     throw Error(path + ": an .eh_frame of " + std::to_string(t.eh_frame.size()) + " bytes");
+  t.file = std::move(elf);
   return t;
 }
 
@@ -280,11 +283,15 @@ ElfSymbolTable ElfSymbolTable::load(const std::string& path) {
                         symtab);
 }
 
-std::optional<uint64_t> ElfSymbolTable::offset_to_vaddr(uint64_t offset) const {
-  for (const LoadSegment& s : segments_)
+std::optional<uint64_t> offset_to_vaddr(std::span<const LoadSegment> segments, uint64_t offset) {
+  for (const LoadSegment& s : segments)
     if (offset >= s.offset && offset < s.offset + s.file_size)
       return s.vaddr + (offset - s.offset);
   return std::nullopt;
+}
+
+std::optional<uint64_t> ElfSymbolTable::offset_to_vaddr(uint64_t offset) const {
+  return ebprof::offset_to_vaddr(segments_, offset);
 }
 
 const ElfSymbol* find_symbol(std::span<const ElfSymbol> symbols, uint64_t address) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,6 +33,10 @@ struct LoadSegment {
   uint64_t file_size = 0;
   bool operator==(const LoadSegment&) const = default;
 };
+
+// The ELF virtual address at file offset `offset` of a file with these
+// loadable segments, if one of them holds it.
+std::optional<uint64_t> offset_to_vaddr(std::span<const LoadSegment> segments, uint64_t offset);
 
 // What identifies an ELF file's contents, so that a reader on another machine
 // or years later can tell whether the file it has is the one that ran.
@@ -68,14 +73,17 @@ ElfExports read_exports(const std::string& path, std::span<const std::string_vie
 
 // An ELF file's call frame information: .eh_frame and its index
 // .eh_frame_hdr, at their virtual addresses (pc-relative encodings in them
-// are relative to those), with the loadable segments that place them.
+// are relative to those), with the loadable segments that place them. The
+// sections are viewed in the file's mapping, which the tables keep open:
+// only the pages looked at are read.
 struct ElfUnwindTables {
   ElfIdentity identity;
   std::vector<LoadSegment> segments;
   uint64_t eh_frame_hdr_address = 0;
-  std::string eh_frame_hdr;
+  std::span<const std::byte> eh_frame_hdr;
   uint64_t eh_frame_address = 0;
-  std::string eh_frame;  // empty when the file has none
+  std::span<const std::byte> eh_frame;  // empty when the file has none
+  std::shared_ptr<const void> file;     // the open file and its mapping
 };
 
 // Throws Error when `path` is not a readable regular ELF file. A file whose

@@ -269,6 +269,15 @@ struct SampleBatch {
   bool operator==(const SampleBatch&) const = default;
 };
 
+// One CIE or FDE of a binary's .eh_frame, whole, at its offset there.
+struct CfiPiece {
+  uint64_t offset = 0;
+  std::string bytes;
+  bool fde = false;  // else a CIE
+  uint64_t pc = 0;   // an FDE's first address: its key in .eh_frame_hdr
+  bool operator==(const CfiPiece&) const = default;
+};
+
 // The call frame information of one mapped ELF file (.eh_frame and its
 // index), embedded so that a report unwinds without the file.
 struct ElfCfi {
@@ -279,6 +288,11 @@ struct ElfCfi {
   std::string eh_frame_hdr;
   uint64_t eh_frame_address = 0;
   std::string eh_frame;
+  // Since 1.9, in place of the two sections: the entries of an .eh_frame
+  // of eh_frame_size bytes that samples can unwind through. A binary's
+  // pieces come in several frames; together they are its CFI.
+  uint64_t eh_frame_size = 0;
+  std::vector<CfiPiece> pieces;
 };
 
 // The function symbols of one mapped ELF file, embedded so that a report on

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/eh_frame.h"
 #include "common/error.h"
 #include "format/ebprof.capnp.h"
 
@@ -380,6 +381,16 @@ ElfCfi decode(schema::ElfCfi::Reader r) {
   c.eh_frame_hdr = bytes(r.getEhFrameHdr());
   c.eh_frame_address = r.getEhFrameAddress();
   c.eh_frame = bytes(r.getEhFrame());
+  c.eh_frame_size = r.getEhFrameSize();
+  if (c.eh_frame_size > kMaxEhFrame)
+    throw FrameDamage{".eh_frame of " + std::to_string(c.eh_frame_size) + " bytes"};
+  for (schema::CfiPiece::Reader p : r.getPieces()) {
+    // A piece beyond the section is damage: placing it would write outside.
+    const auto b = p.getBytes();
+    if (p.getOffset() > c.eh_frame_size || b.size() > c.eh_frame_size - p.getOffset())
+      throw FrameDamage{"CFI piece outside its .eh_frame"};
+    c.pieces.push_back({p.getOffset(), bytes(b), p.getFde(), p.getPc()});
+  }
   return c;
 }
 

@@ -243,6 +243,20 @@ struct ElfCfi {
   ehFrameHdr @4 :Data;
   ehFrameAddress @5 :UInt64;    # sh_addr of .eh_frame
   ehFrame @6 :Data;
+  # Format 1.9: only some entries of .eh_frame (ehFrame and ehFrameHdr are
+  # empty): those the samples after this frame can unwind through, at their
+  # offsets in a section of ehFrameSize bytes. A binary's pieces come over
+  # several frames, as samples reach its code; together they are its CFI.
+  ehFrameSize @7 :UInt64;
+  pieces @8 :List(CfiPiece);
+}
+
+# One CIE or FDE of .eh_frame, whole (its length field included).
+struct CfiPiece {
+  offset @0 :UInt64;            # in .eh_frame
+  bytes @1 :Data;
+  fde @2 :Bool;                 # an FDE, else a CIE
+  pc @3 :UInt64;                # an FDE's first address: its key in .eh_frame_hdr
 }
 
 # Frame kind 9 (format 2.0, merged files only): the frames that follow, up to

@@ -14,13 +14,13 @@ namespace ebprof::format {
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;  // a recording
-inline constexpr uint16_t kVersionMinor = 8;  // newer minors only append kinds/fields
+inline constexpr uint16_t kVersionMinor = 9;  // newer minors only append kinds/fields
 // A merged file (several sources, each starting at a Source frame): a 1.x
 // reader would run their id spaces together, so it must refuse the file.
 inline constexpr uint16_t kMergedVersionMajor = 2;
 // 1: may hold 1.3 frames; 2: MergeEnd; 3: may hold 1.6 frames (copies);
-// 4: may hold 1.8 frames (Python code objects)
-inline constexpr uint16_t kMergedVersionMinor = 4;
+// 4: may hold 1.8 frames (Python code objects); 5: 1.9 frames (CFI pieces)
+inline constexpr uint16_t kMergedVersionMinor = 5;
 // Readers take every major up to this one.
 inline constexpr uint16_t kNewestMajor = kMergedVersionMajor;
 inline constexpr size_t kFileHeaderSize = 16;
@@ -45,13 +45,22 @@ enum class FrameType : uint16_t {
   kPythonCode = 13,  // since 1.8
 };
 
-// The types whose loss costs more than their own frame (a process's maps,
-// a binary's symbols or CFI name and unwind every sample in them): the
-// writer writes each again, as a kCopy frame, after the next sample batch.
+// The types a kCopy frame may hold, whose loss costs more than their own
+// frame (a process's maps, a binary's symbols or CFI name and unwind every
+// sample in them): writers from 1.6 to 1.8 wrote each again, after the
+// next sample batch.
 inline constexpr bool copied_type(FrameType type) {
   return type == FrameType::kKernelSymbols || type == FrameType::kProcess ||
          type == FrameType::kElfSymbols || type == FrameType::kJitSymbols ||
          type == FrameType::kElfCfi || type == FrameType::kPythonCode;
+}
+
+// What the writer copies since 1.9: the maps alone, small and naming every
+// sample of their process. Tables (symbols, CFI, code objects) now come in
+// pieces as samples reach them, so a damaged one costs some names or some
+// unwinding, while their copies were a fifth to a half of a 10 s file.
+inline constexpr bool written_twice(FrameType type) {
+  return type == FrameType::kProcess;
 }
 
 inline constexpr uint16_t kFrameZstd = 1;  // payload is one zstd frame

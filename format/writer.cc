@@ -147,7 +147,7 @@ void RecordingWriter::write_frame(FrameType type, const void* data, size_t size,
   bytes = encode_frame_header(h);
   write_all(bytes.data(), bytes.size());
   write_all(payload, stored);
-  if (copied_type(type)) {
+  if (written_twice(type)) {
     // The copied header's checksum inverted: after damage the search for
     // the next intact frame must not take the copied frame for one.
     FrameHeader inverted = h;
@@ -424,6 +424,15 @@ void RecordingWriter::write(const ElfCfi& cfi) {
   b.setEhFrameHdr(data(cfi.eh_frame_hdr));
   b.setEhFrameAddress(cfi.eh_frame_address);
   b.setEhFrame(data(cfi.eh_frame));
+  b.setEhFrameSize(cfi.eh_frame_size);
+  auto pieces = b.initPieces(static_cast<unsigned>(cfi.pieces.size()));
+  for (size_t i = 0; i < cfi.pieces.size(); ++i) {
+    const CfiPiece& p = cfi.pieces[i];
+    pieces[i].setOffset(p.offset);
+    pieces[i].setBytes(data(p.bytes));
+    pieces[i].setFde(p.fde);
+    pieces[i].setPc(p.pc);
+  }
   write_message(FrameType::kElfCfi, message);
 }
 

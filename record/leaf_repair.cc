@@ -92,10 +92,8 @@ std::optional<LeafRepair::Located> LeafRepair::locate(uint32_t pid, const format
   Binary* b = m.build_id.empty() || m.path.empty() || m.path[0] != '/' ? nullptr : binary(pid, m);
   if (!b)
     return std::nullopt;
-  const uint64_t offset = pc - m.start + m.file_offset;
-  for (const LoadSegment& s : b->segments)
-    if (offset >= s.offset && offset < s.offset + s.file_size)
-      return Located{b, s.vaddr + (offset - s.offset)};
+  if (std::optional<uint64_t> vaddr = offset_to_vaddr(b->segments, pc - m.start + m.file_offset))
+    return Located{b, *vaddr};
   return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bpf/profile.h"
+#include "format/lookup.h"
 #include "record/host_info.h"
 #include "record/sample_decoder.h"
 
@@ -119,6 +120,11 @@ uint32_t Recorder::intern_stack(const RawSample& s) {
   if (python_)
     python_->take_new(s.tgid, stack_id, s.python);
   // After observe(), so that a new stack's mappings are known.
+  if (is_new && cfi_)
+    // Where the window runs out, the report goes on along the frame
+    // pointers from the frame it reached, whose CFI it asks first.
+    for (size_t i = 0; i < s.user.size(); ++i)
+      cfi_->take_pc(s.tgid, format::lookup_address(s.user, i), tracker_);
   if (is_new && embedder_) {
     uint64_t start = monotonic_ns();
     embedder_->take_new(s.tgid, s.user, tracker_);
@@ -178,13 +184,18 @@ uint32_t Recorder::intern_window(uint32_t pid, const UserContext& user) {
   const uint64_t base = user.regs[kUserStackPointer];
   const uint32_t id = windows_->intern(user.regs, user.abi, base, user.stack, batch_);
   // The code the new blocks' words point into: what the window's frames
-  // may be, whose symbols a report elsewhere needs.
+  // may be, whose symbols and CFI a report elsewhere needs.
+  if (cfi_)
+    cfi_->take_pc(pid, user.regs[0], tracker_);
   if (embedder_)
     for (uint64_t at : windows_->new_block_addresses()) {
       const uint64_t from = std::max(at, base) - base;
       const uint64_t to =
           std::min<uint64_t>(at + StackWindows::kBlockBytes - base, user.stack.size());
-      embedder_->take_words(pid, user.stack.subspan(from, to - from), tracker_);
+      const std::span<const std::byte> words = user.stack.subspan(from, to - from);
+      embedder_->take_words(pid, words, tracker_);
+      if (cfi_)
+        cfi_->take_words(pid, words, tracker_);
     }
   return id;
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/eh_frame.h"
 #include "common/error.h"
 #include "record/elf_identities.h"
 #include "record/flight_recorder.h"
@@ -121,6 +122,37 @@ TEST(ProcFile, ReadsLinesAPieceAtATime) {
   EXPECT_EQ(lines[12345], "line 12345");
   EXPECT_EQ(lines.back(), "last");
   EXPECT_THROW(read_proc_lines(path + ".missing", [](std::string_view) {}), Error);
+}
+
+// The index the report writes for embedded CFI pieces reads back as the
+// recorder reads a binary's own; bytes that do not hold what they say are
+// no index.
+TEST(EhFrame, AnIndexBuiltReadsBackAndBadOnesAreRefused) {
+  const std::string hdr = build_eh_frame_hdr(0x2000, 0x2100, {{0x1200, 0x2180}, {0x1000, 0x2140}});
+  const auto index = EhFrameIndex::parse(std::as_bytes(std::span(hdr)), 0x2000);
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->size(), 2u);
+  EXPECT_FALSE(index->find(0xfff));
+  EXPECT_EQ(index->find(0x1000)->address, 0x2140u);
+  EXPECT_EQ(index->find(0x11ff)->address, 0x2140u);
+  EXPECT_EQ(index->find(0x9999)->pc, 0x1200u);
+  const std::string cut = hdr.substr(0, hdr.size() - 1);  // its count says two entries
+  EXPECT_FALSE(EhFrameIndex::parse(std::as_bytes(std::span(cut)), 0x2000));
+  std::string other = hdr;
+  other[3] = 0x1b;  // a table encoding it does not read
+  EXPECT_FALSE(EhFrameIndex::parse(std::as_bytes(std::span(other)), 0x2000));
+
+  // A CIE, then an FDE pointing back to it, then a length past the end.
+  std::string eh(8, '\0');
+  eh[0] = 4;                                                // length 4, CIE id 0
+  eh += std::string("\x08\0\0\0\x0c\0\0\0\x01\0\0\0", 12);  // length 8, back 12: offset 0
+  eh += std::string("\xff\0\0\0\0\0\0\0", 8);
+  const auto bytes = std::as_bytes(std::span(eh));
+  EXPECT_FALSE(eh_frame_entry(bytes, 0)->cie_offset);
+  EXPECT_EQ(eh_frame_entry(bytes, 8)->cie_offset, 0u);
+  EXPECT_EQ(eh_frame_entry(bytes, 8)->bytes.size(), 12u);
+  EXPECT_FALSE(eh_frame_entry(bytes, 20));
+  EXPECT_FALSE(eh_frame_entry(bytes, 1000));
 }
 
 TEST(Kallsyms, AllZeroAddressesMeanHidden) {

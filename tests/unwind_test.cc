@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "common/elf_file.h"
+#include "fake_processes.h"
+#include "record/cfi_embedder.h"
 #include "record/proc_maps.h"
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
@@ -216,9 +218,13 @@ TEST(DwarfUnwinder, TheEmbeddedCfiUnwindsTheSameAsTheFiles) {
     if (m.build_id.empty() || m.path[0] != '/' || cfi->count(m.build_id))
       continue;
     ElfUnwindTables t = read_unwind_tables(m.path);
-    (*cfi)[m.build_id] = {
-        m.build_id,         m.path,    t.segments, t.eh_frame_hdr_address, t.eh_frame_hdr,
-        t.eh_frame_address, t.eh_frame};
+    auto text = [](std::span<const std::byte> b) {
+      return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    };
+    (*cfi)[m.build_id] = {m.build_id,           m.path,
+                          t.segments,           t.eh_frame_hdr_address,
+                          text(t.eh_frame_hdr), t.eh_frame_address,
+                          text(t.eh_frame)};
   }
   embedded.embedded_cfi = cfi;
   SymbolizeOptions nowhere;
@@ -227,6 +233,49 @@ TEST(DwarfUnwinder, TheEmbeddedCfiUnwindsTheSameAsTheFiles) {
   DwarfUnwinder from_embedded(none);
   EXPECT_EQ(pcs_of(from_embedded.unwind(embedded, {0, 7, 0, 0, 0})), expected);
   EXPECT_TRUE(through_levels(expected));
+}
+
+// What a recording embeds since 1.9: only the FDEs (and their CIEs) that
+// the leaf and the window's words can reach, picked by the recorder; the
+// report builds the sections again from those pieces and unwinds the same.
+TEST(DwarfUnwinder, UnwindsTheSameThroughTheEmbeddedPiecesAlone) {
+  Capture c;
+  level1(c);
+  const format::ProcessInfo process = self();
+  Recording with_files = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
+  FileFinder files({});
+  DwarfUnwinder unwinder(files);
+  const std::vector<uint64_t> expected = pcs_of(unwinder.unwind(with_files, {0, 7, 0, 0, 0}));
+  ASSERT_TRUE(through_levels(expected));
+
+  record::fakes::FakeProcesses source;
+  source.on_read = [&](uint32_t, uint64_t) { return process; };
+  record::ProcessTracker tracker(source);
+  ASSERT_TRUE(tracker.observe(process.pid, std::vector<uint64_t>{c.rip}, true, 0));
+  record::CfiEmbedder embedder;
+  embedder.take(process);
+  embedder.take_pc(process.pid, c.rip, tracker);
+  embedder.take_words(process.pid, std::as_bytes(std::span(c.stack)), tracker);
+  auto cfi = std::make_shared<std::unordered_map<std::string, format::ElfCfi>>();
+  for (format::ElfCfi& f : embedder.drain()) {
+    EXPECT_TRUE(f.eh_frame.empty());
+    size_t bytes = 0;
+    for (const format::CfiPiece& p : f.pieces)
+      bytes += p.bytes.size();
+    // A few functions' entries of tables of thousands.
+    EXPECT_LT(bytes * 10, f.eh_frame_size) << f.path;
+    (*cfi)[f.build_id] = std::move(f);
+  }
+  ASSERT_FALSE(cfi->empty());
+  EXPECT_TRUE(embedder.drain().empty());  // each entry once per file
+
+  Recording embedded = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
+  embedded.embedded_cfi = cfi;
+  SymbolizeOptions nowhere;
+  nowhere.sources.symfs = "/nonexistent-symfs";
+  FileFinder none(nowhere);
+  DwarfUnwinder from_pieces(none);
+  EXPECT_EQ(pcs_of(from_pieces.unwind(embedded, {0, 7, 0, 0, 0})), expected);
 }
 
 // Without any call frame information the walk stops at once; the

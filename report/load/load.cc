@@ -67,8 +67,19 @@ class RecordingBuilder : public format::RecordingVisitor {
       it->second.symbols.insert(it->second.symbols.end(), e.symbols.begin(), e.symbols.end());
   }
   void on_elf_cfi(format::ElfCfi&& c) override {
-    std::string id = c.build_id;
-    cfi_->try_emplace(std::move(id), std::move(c));
+    // Since 1.9 a binary's CFI comes in pieces, over several frames; a
+    // whole table holds them all.
+    auto it = cfi_->find(c.build_id);
+    if (it == cfi_->end()) {
+      std::string id = c.build_id;
+      cfi_->emplace(std::move(id), std::move(c));
+    } else if (!c.eh_frame.empty()) {
+      it->second = std::move(c);
+    } else if (it->second.eh_frame.empty()) {
+      auto& pieces = it->second.pieces;
+      pieces.insert(pieces.end(), std::make_move_iterator(c.pieces.begin()),
+                    std::make_move_iterator(c.pieces.end()));
+    }
   }
   void on_jit_symbols(format::JitSymbols&& j) override {
     auto& symbols = r_().jit_symbols[j.pid];

@@ -60,9 +60,20 @@ class Merger : public format::RecordingVisitor {
   void on_losses(format::Losses&& losses) override { write(losses); }
   void on_jit_symbols(format::JitSymbols&& symbols) override { write(symbols); }
   void on_python_code(format::PythonCode&& code) override { write(code); }
-  // A binary's unwinding tables, like its symbols, once per build-id.
+  // A binary's unwinding tables, like its symbols, once per build-id: a
+  // whole table once, or each piece once, unless the whole table went out.
   void on_elf_cfi(format::ElfCfi&& cfi) override {
-    if (cfi_written_.insert(cfi.build_id).second)
+    if (whole_cfi_written_.contains(cfi.build_id))
+      return;
+    if (!cfi.eh_frame.empty()) {
+      whole_cfi_written_.insert(cfi.build_id);
+      write(cfi);
+      return;
+    }
+    std::set<uint64_t>& written = cfi_pieces_written_[cfi.build_id];
+    std::erase_if(cfi.pieces,
+                  [&](const format::CfiPiece& p) { return !written.insert(p.offset).second; });
+    if (!cfi.pieces.empty())
       write(cfi);
   }
 
@@ -105,7 +116,8 @@ class Merger : public format::RecordingVisitor {
   uint64_t samples_ = 0;
   uint64_t unknown_frames_ = 0;
   std::unordered_map<std::string, std::set<uint64_t>> written_;
-  std::set<std::string> cfi_written_;
+  std::set<std::string> whole_cfi_written_;
+  std::unordered_map<std::string, std::set<uint64_t>> cfi_pieces_written_;  // offsets
 };
 
 }  // namespace

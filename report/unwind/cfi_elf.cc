@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "common/eh_frame.h"
 #include "common/error.h"
 
 namespace ebprof::report {
@@ -36,6 +37,24 @@ void add_section(Elf* elf, unsigned name, uint64_t address, const std::string& b
   gelf_update_shdr(scn, &shdr);
 }
 
+// The two sections as a 1.9 recording's pieces make them: each piece at its
+// offset, zeros between (where no sample can reach: libdw finds every FDE
+// through the index, and stops at a zero length if it ever scans), and an
+// index of the FDEs there are.
+void assemble(const format::ElfCfi& cfi, std::string& eh_frame_hdr, std::string& eh_frame) {
+  eh_frame.assign(cfi.eh_frame_size, '\0');
+  std::vector<std::pair<uint64_t, uint64_t>> fdes;
+  for (const format::CfiPiece& p : cfi.pieces) {
+    if (p.offset > eh_frame.size() || p.bytes.size() > eh_frame.size() - p.offset)
+      continue;  // another frame said another size: not this binary's
+    eh_frame.replace(p.offset, p.bytes.size(), p.bytes);
+    if (p.fde)
+      fdes.emplace_back(p.pc, cfi.eh_frame_address + p.offset);
+  }
+  eh_frame_hdr =
+      build_eh_frame_hdr(cfi.eh_frame_hdr_address, cfi.eh_frame_address, std::move(fdes));
+}
+
 }  // namespace
 
 UniqueFd write_cfi_elf(const format::ElfCfi& cfi) {
@@ -57,9 +76,13 @@ UniqueFd write_cfi_elf(const format::ElfCfi& cfi) {
   ehdr.e_version = EV_CURRENT;
   // libdw uses .eh_frame_hdr's search table only when it comes first.
   static const char kNames[] = "\0.eh_frame_hdr\0.eh_frame\0.shstrtab";
-  if (!cfi.eh_frame_hdr.empty())
-    add_section(elf.get(), 1, cfi.eh_frame_hdr_address, cfi.eh_frame_hdr);
-  add_section(elf.get(), 15, cfi.eh_frame_address, cfi.eh_frame);
+  std::string assembled_hdr, assembled;
+  if (cfi.eh_frame.empty() && !cfi.pieces.empty())
+    assemble(cfi, assembled_hdr, assembled);
+  const std::string& hdr = assembled_hdr.empty() ? cfi.eh_frame_hdr : assembled_hdr;
+  if (!hdr.empty())
+    add_section(elf.get(), 1, cfi.eh_frame_hdr_address, hdr);
+  add_section(elf.get(), 15, cfi.eh_frame_address, assembled.empty() ? cfi.eh_frame : assembled);
   Elf_Scn* names = elf_newscn(elf.get());
   Elf_Data* data = names ? elf_newdata(names) : nullptr;
   if (!data)

@@ -100,7 +100,12 @@ class Dumper : public format::RecordingVisitor {
   void on_elf_cfi(format::ElfCfi&& c) override {
     out_ << "cfi " << c.path << " build-id " << hex_bytes(c.build_id) << " eh_frame_hdr "
          << hex(c.eh_frame_hdr_address) << " (" << c.eh_frame_hdr.size() << " bytes) eh_frame "
-         << hex(c.eh_frame_address) << " (" << c.eh_frame.size() << " bytes)\n";
+         << hex(c.eh_frame_address) << " ("
+         << (c.eh_frame.empty() && c.eh_frame_size
+                 ? std::to_string(c.pieces.size()) + " entries of " +
+                       std::to_string(c.eh_frame_size) + " bytes"
+                 : std::to_string(c.eh_frame.size()) + " bytes")
+         << ")\n";
   }
   void on_elf_symbols(format::EmbeddedSymbols&& e) override {
     out_ << "binary " << e.path << " build-id " << hex_bytes(e.build_id) << '\n';
