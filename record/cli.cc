@@ -166,7 +166,7 @@ void add_output_options(CLI::App& app, RecordOptions& o, OutputFlags& flags) {
   app.add_option("--flight-recorder", flags.flight_recorder,
                  "Keep only the last DURATION (60s, 5m, 1h) in memory, compressed, and write it "
                  "as one recording FILE.<UTC time> on SIGUSR2 and when recording stops, "
-                 "recording on");
+                 "recording on; a dump never holds what an earlier one does");
   app.add_option("--flight-recorder-size", flags.flight_recorder_size,
                  "The most --flight-recorder keeps in memory (default 256M; B, K, M or G); the "
                  "oldest goes first");

@@ -23,11 +23,11 @@ UniqueFd FlightRecorder::new_slice() {
   return fd;
 }
 
-void FlightRecorder::keep(UniqueFd slice, uint64_t end_ns) {
+void FlightRecorder::keep(UniqueFd slice, uint64_t start_ns, uint64_t end_ns) {
   struct stat st {};
   fstat(slice.get(), &st);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  slices_.push_back({std::move(slice), end_ns, size});
+  slices_.push_back({std::move(slice), start_ns, end_ns, size});
   bytes_ += size;
   // The oldest slice goes once the window is covered without it (the next
   // one began where it ended), or when the slices do not fit the cap (the
@@ -39,17 +39,31 @@ void FlightRecorder::keep(UniqueFd slice, uint64_t end_ns) {
   }
 }
 
-size_t FlightRecorder::dump(const std::string& path) const {
+FlightRecorder::Dumped FlightRecorder::dump(const std::string& path) {
   auto writer = format::RecordingWriter::create(path, {.merged = true});
+  Dumped d;
   uint32_t index = 0;
+  uint64_t first_start = 0;
   for (const Slice& s : slices_) {
+    // A dump ends the slice under way, so slices never straddle one.
+    if (s.end_ns <= dumped_until_ns_) {
+      d.since_dump = true;
+      continue;
+    }
+    if (index == 0)
+      first_start = s.start_ns;
     const auto [major, minor] = format::written_version();
     writer.write(format::Source{index++, "flight recorder slice", major, minor});
     writer.append_frames(s.fd.get());
   }
   writer.write(format::MergeEnd{index});
   writer.close();
-  return slices_.size();
+  d.slices = index;
+  if (index) {
+    d.span_ns = slices_.back().end_ns - first_start;
+    dumped_until_ns_ = slices_.back().end_ns;
+  }
+  return d;
 }
 
 }  // namespace ebprof::record

@@ -24,21 +24,27 @@ class FlightRecorder {
   // A new slice to write a recording into; keep() takes it back once the
   // recording is whole. Throws Error when no memory file can be made.
   UniqueFd new_slice();
-  // Keeps `slice` (a descriptor of what new_slice() gave), which ended at
-  // `end_ns`, and lets go of slices that ended before the window or that
-  // the size cap has no room for, oldest first.
-  void keep(UniqueFd slice, uint64_t end_ns);
+  // Keeps `slice` (a descriptor of what new_slice() gave), which ran from
+  // `start_ns` to `end_ns`, and lets go of slices that ended before the
+  // window or that the size cap has no room for, oldest first.
+  void keep(UniqueFd slice, uint64_t start_ns, uint64_t end_ns);
 
-  // Writes the slices kept as one merged recording at `path`, a new file;
-  // returns how many. Throws Error.
-  size_t dump(const std::string& path) const;
+  // Writes the slices kept that no earlier dump wrote as one merged
+  // recording at `path`, a new file: dumps read together count each
+  // sample once. Throws Error.
+  struct Dumped {
+    size_t slices = 0;
+    uint64_t span_ns = 0;     // from the first slice's start to the last's end
+    bool since_dump = false;  // an earlier dump holds the slices before these
+  };
+  Dumped dump(const std::string& path);
 
   uint64_t bytes() const { return bytes_; }
 
  private:
   struct Slice {
     UniqueFd fd;
-    uint64_t end_ns = 0;
+    uint64_t start_ns = 0, end_ns = 0;
     uint64_t bytes = 0;
   };
   uint64_t window_ns_;
@@ -46,6 +52,7 @@ class FlightRecorder {
   uint64_t slice_ns_;
   std::deque<Slice> slices_;
   uint64_t bytes_ = 0;
+  uint64_t dumped_until_ns_ = 0;  // the end of the last slice dumped
 };
 
 }  // namespace ebprof::record

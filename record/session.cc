@@ -315,7 +315,7 @@ void Session::switch_file(uint64_t now_ns) {
   recorder_.flush(0, true);
   end_file(now_ns);
   if (flight_)
-    flight_->keep(std::move(slice_), now_ns);
+    flight_->keep(std::move(slice_), file_started_ns_, now_ns);
   else
     keep_switched();
   bytes_in_earlier_files_ += writer_.bytes_written();
@@ -337,11 +337,12 @@ void Session::keep_switched() {
 
 void Session::dump_flight() {
   const std::string name = switched_name(o_.output, realtime_ns());
-  const size_t slices = flight_->dump(name);
+  const FlightRecorder::Dumped d = flight_->dump(name);
   ++dumps_;
   if (!o_.quiet)
-    std::fprintf(stderr, "[ ebprof-record: wrote %s, the last %.1f s (%s) ]\n", name.c_str(),
-                 double(o_.flight_recorder_ns) / 1e9, count_of(slices, "slice", "slices").c_str());
+    std::fprintf(stderr, "[ ebprof-record: wrote %s, the last %.1f s%s (%s) ]\n", name.c_str(),
+                 double(d.span_ns) / 1e9, d.since_dump ? " since the last dump" : "",
+                 count_of(d.slices, "slice", "slices").c_str());
 }
 
 void Session::end_file(uint64_t end_ns) {
@@ -410,7 +411,7 @@ void Session::finish() {
   const uint64_t end_ns = monotonic_ns();
   end_file(end_ns);
   if (flight_) {
-    flight_->keep(std::move(slice_), end_ns);
+    flight_->keep(std::move(slice_), file_started_ns_, end_ns);
     dump_flight();
   }
   if (switched_)

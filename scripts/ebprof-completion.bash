@@ -131,11 +131,11 @@ _ebprof_record() {
 }
 
 _ebprof_report_commands='script info dump diff merge'
-_ebprof_report_flags='-h --help --follow --version --stdio --children --no-children -g --header
+_ebprof_report_flags='-h --help --follow --version --stdio --children --no-children -G --inverted --header
   --header-only --annotate --delimit --lines --no-demangle --no-inline --include-idle --gil
   --wakers --kernel-only --user-only --no-cache'
 _ebprof_report_valued='-i --input -o --output --max-memory --split --labels --format -n --rows -s --sort
-  --percent-limit --call-graph --prefix --symfs --debug-dir --cache-dir --debuginfod-timeout
+  --percent-limit -g --call-graph --prefix --symfs --debug-dir --cache-dir --debuginfod-timeout
   --unwind
   --pid --pids --tid --tids -c --comm --comms -C --cpu --time --view --weight
   -d --dso --dsos -S --symbol --symbols --max-stack'
@@ -148,7 +148,7 @@ _ebprof_report_value() {
     --labels) _ebprof_reply_list 'pid tid comm cpu cgroup none' ;;
     --format) _ebprof_reply -W 'top folded script pprof flamegraph svg' ;;
     -s | --sort) _ebprof_reply_list 'comm pid tid cpu cgroup dso state symbol sym' ;;
-    --call-graph) _ebprof_reply -W 'graph caller callee flat folded none' ;;
+    -g | --call-graph) _ebprof_reply -W 'graph fractal caller callee flat folded none' ;;
     --prefix) _ebprof_reply -W 'comm pid comm,pid pid,comm none' ;;
     --unwind) _ebprof_reply -W 'dwarf fp' ;;
     --view) _ebprof_reply -W 'oncpu offcpu wall' ;;

@@ -404,12 +404,12 @@ TEST(FlightRecorder, KeepsTheWindowWithinItsSize) {
     return fd;
   };
   for (uint64_t end = 2; end <= 20; end += 2)  // slices of 2 s ending at 2, 4, ... 20 s
-    flight.keep(slice(100), end * kSecond);
+    flight.keep(slice(100), (end - 2) * kSecond, end * kSecond);
   // The window of 10 s back from 20 s is covered by the slices from 10 s on.
   EXPECT_EQ(flight.bytes(), 500u);
-  flight.keep(slice(4800), 22 * kSecond);
+  flight.keep(slice(4800), 20 * kSecond, 22 * kSecond);
   EXPECT_LE(flight.bytes(), 5000u) << "the oldest go past the size";
-  flight.keep(slice(9000), 24 * kSecond);
+  flight.keep(slice(9000), 22 * kSecond, 24 * kSecond);
   EXPECT_EQ(flight.bytes(), 9000u) << "the newest stays, whatever its size";
 }
 

@@ -92,6 +92,26 @@ TEST(CommandLine, SpeaksPerf) {
   EXPECT_EQ(make_plan(*o).top.call_graph.min_percent, 1.0);
   EXPECT_EQ(make_plan(*parsed({})).top.call_graph.mode, CallGraphMode::kGraph) << "as perf";
   EXPECT_EQ(make_plan(*parsed({"--call-graph", "none"})).top.call_graph.mode, CallGraphMode::kNone);
+  // perf's -g grammar, its optional argument apart or attached, and -G.
+  EXPECT_EQ(make_plan(*parsed({"-g", "caller"})).top.call_graph.mode, CallGraphMode::kCaller);
+  EXPECT_EQ(make_plan(*parsed({"-gnone"})).top.call_graph.mode, CallGraphMode::kNone);
+  o = parsed({"-g", "caller,0.5,callee", "-n", "5"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(make_plan(*o).top.call_graph.mode, CallGraphMode::kGraph) << "the later order wins";
+  EXPECT_EQ(make_plan(*o).top.rows, 5u);
+  EXPECT_EQ(make_plan(*parsed({"-G"})).top.call_graph.mode, CallGraphMode::kCaller);
+  EXPECT_EQ(make_plan(*parsed({"-g", "script"})).format->format, OutputFormat::kScript)
+      << "a subcommand is not -g's argument";
+  EXPECT_TRUE(make_plan(*parsed({})).top.children_column);
+  EXPECT_FALSE(make_plan(*parsed({"--no-children"})).top.children_column);
+
+  // perf diff's defaults: the last recording against the one before it.
+  o = parsed({"diff"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->files, (std::vector<std::string>{"ebprof.data.old", "ebprof.data"}));
+  o = parsed({"diff", "base.data"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->files, (std::vector<std::string>{"base.data", "ebprof.data"}));
 
   o = parsed({"--header-only"});
   ASSERT_TRUE(o);
@@ -209,7 +229,7 @@ TEST(Plan, BadValuesAreOneLineErrors) {
               o.format = "folded";
               o.call_graph = "caller";
             }),
-            "--call-graph caller: --format folded draws no call paths under rows (the top table "
+            "-g caller: --format folded draws no call paths under rows (the top table "
             "does): leave it out");
   EXPECT_EQ(bad([](ReportOptions& o) { o.symbol = "("; }).rfind("--symbol (: not a regular", 0),
             0u);

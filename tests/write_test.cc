@@ -267,7 +267,17 @@ TEST(TopWriter, CallGraphsUnderEachRow) {
   EXPECT_EQ(top("none"), "");
   EXPECT_THROW(parse_call_graph("sideways"), Error);
   EXPECT_THROW(parse_call_graph("graph,lots"), Error);
+  EXPECT_THROW(parse_call_graph("graph,0.5,address"), Error);
+  EXPECT_THROW(parse_call_graph("graph,,caller"), Error);
+  EXPECT_THROW(parse_call_graph("graph,101"), Error);
   EXPECT_EQ(parse_call_graph("callee,2").min_percent, 2.0);
+  // perf's TYPE,MIN[,PRINT_LIMIT],ORDER[,KEY], parts in any order.
+  const CallGraphOptions perf = parse_call_graph("graph,0.5,20,caller,function");
+  EXPECT_EQ(perf.mode, CallGraphMode::kCaller);
+  EXPECT_EQ(perf.min_percent, 0.5);
+  EXPECT_EQ(parse_call_graph("fractal,1,callee").mode, CallGraphMode::kGraph);
+  EXPECT_EQ(parse_call_graph("caller,0.5,callee").mode, CallGraphMode::kGraph);
+  EXPECT_EQ(parse_call_graph("").mode, CallGraphMode::kGraph);
 }
 
 TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
@@ -288,6 +298,13 @@ TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
   std::ostringstream one;
   write_top(one, profile, {.rows = 1});
   EXPECT_EQ(one.str().find("irq_exit"), std::string::npos);
+
+  // --no-children: perf's table without the Children column.
+  std::ostringstream self;
+  write_top(self, profile, {.rows = 0, .children_column = false});
+  EXPECT_NE(self.str().find("#     Self   Samples  Command"), std::string::npos) << self.str();
+  EXPECT_NE(self.str().find("\n    95.00%        95  hotcold"), std::string::npos) << self.str();
+  EXPECT_EQ(self.str().find("Children"), std::string::npos) << self.str();
 }
 
 TEST(TopWriter, SortByStateShowsWhereThreadsWaited) {

@@ -49,20 +49,25 @@ void add_output_options(CLI::App& app, ReportOptions& o) {
                   "symbol")
       ->capture_default_str();
   auto* children = top->add_flag(
-      "--children", o.children, "Order rows by children (samples anywhere on the stack), not self");
-  top->add_flag("--no-children")
-      ->description("Order rows by self, the default (as perf's --no-children)")
+      "--children", o.children,
+      "Order rows by children (samples anywhere on the stack), as perf's default does; "
+      "ebprof's is self, where the time is spent, with both columns shown");
+  top->add_flag("--no-children", o.no_children,
+                "Order rows by self and leave the Children column out (as perf's)")
       ->excludes(children);
   top->add_option("--percent-limit", o.percent_limit,
                   "Leave out rows below this percentage (of self, or of children with "
                   "--children)")
       ->check(CLI::Range(0.0, 100.0));
-  auto* graph = top->add_flag("-g")->description(
-      "Under each row, the tree of its callers: the default, as in perf");
-  top->add_option("--call-graph", o.call_graph,
-                  "Under each row, its call paths: graph (the default: a tree of callers, "
-                  "nearest first; also callee), caller (from the outermost in), flat, folded, "
-                  "or none (the flat table); ,PCT leaves out paths below that share (0.5)")
+  auto* graph = top->add_option("-g,--call-graph", o.call_graph,
+                                "Under each row, its call paths, in perf's grammar "
+                                "TYPE,MIN[,PRINT_LIMIT],ORDER[,KEY]: TYPE graph (the default), "
+                                "flat, folded or none (the flat table); MIN the least share "
+                                "shown (0.5); ORDER callee (a tree of callers, nearest first: "
+                                "the default) or caller (from the outermost in); as -g caller, "
+                                "-g none, -g graph,0.5,caller")
+                    ->expected(0, 1);
+  top->add_flag("-G,--inverted", o.inverted, "The tree from the outermost caller in: -g caller")
       ->excludes(graph);
   auto* header = top->add_flag("--header", o.header, "What info says, then the report");
   top->add_flag("--header-only", o.header_only, "What info says, instead of the report")
@@ -177,7 +182,11 @@ Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
     sub->fallthrough();  // the report's options given after the subcommand still count
   for (CLI::App* sub : {s.info, s.dump, s.script})
     sub->add_option("file", o.files, "Recordings to read (same as -i)");
-  s.diff->add_option("recordings", o.files, "BASE NEW")->required()->expected(2);
+  s.diff
+      ->add_option("recordings", o.files,
+                   "BASE NEW; as perf diff, NEW is ebprof.data when left out, and BASE "
+                   "ebprof.data.old (where ebprof-record moves the last recording)")
+      ->expected(0, 2);
   s.diff
       ->add_option("--normalize", o.normalize,
                    "What a sample counts for: none, total (a share of its own recording), "
@@ -240,6 +249,11 @@ std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
                                     : Command::kReport;
   if (sub.script->parsed())
     o.format = "script";
+  if (o.command == Command::kDiff && o.files.size() < 2) {
+    if (o.files.empty())
+      o.files.push_back("ebprof.data.old");
+    o.files.push_back("ebprof.data");
+  }
   return std::nullopt;
 }
 

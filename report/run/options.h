@@ -27,8 +27,10 @@ struct ReportOptions {
   size_t rows = 20;
   std::string sort = "comm,dso,symbol";
   bool children = false;
+  bool no_children = false;  // --no-children: no Children column
   double percent_limit = 0;
-  std::string call_graph;    // --call-graph TYPE[,PCT]
+  std::string call_graph;    // -g, --call-graph: perf's TYPE,MIN[,PRINT_LIMIT],ORDER[,KEY]
+  bool inverted = false;     // -G: -g caller
   bool header = false;       // info before the report
   bool header_only = false;  // info instead of it
   // folded

@@ -237,12 +237,13 @@ Plan make_plan(const ReportOptions& given) {
   plan.weight = parse_weight(o.weight);
   plan.normalize = parse_normalize(o.normalize);
   plan.join = parse_join(o.join);
-  if (!o.call_graph.empty() && o.command == Command::kReport && !plan.format->call_tree)
-    throw Error("--call-graph " + o.call_graph + ": --format " + plan.format->name +
+  const std::string call_graph = o.inverted ? "caller" : o.call_graph;
+  if (!call_graph.empty() && o.command == Command::kReport && !plan.format->call_tree)
+    throw Error("-g " + call_graph + ": --format " + plan.format->name +
                 " draws no call paths under rows (the top table does): leave it out");
   plan.top = {o.rows, parse_sort_keys(o.sort), o.children, o.percent_limit,
               // As perf report: the call graph is drawn unless asked not to.
-              parse_call_graph(o.call_graph.empty() ? "graph" : o.call_graph)};
+              parse_call_graph(call_graph), !o.no_children};
   plan.folded = {.comm = o.prefix.find("comm") != std::string::npos,
                  .pid = o.prefix.find("pid") != std::string::npos,
                  .annotate = o.annotate,

@@ -120,27 +120,45 @@ class TreeWriter {
 }  // namespace
 
 CallGraphOptions parse_call_graph(const std::string& spec) {
-  const size_t comma = spec.find(',');
-  const std::string type = spec.substr(0, comma);
   CallGraphOptions o;
-  if (type == "graph" || type == "callee")
-    o.mode = CallGraphMode::kGraph;
-  else if (type == "caller")
-    o.mode = CallGraphMode::kCaller;
-  else if (type == "flat")
-    o.mode = CallGraphMode::kFlat;
-  else if (type == "folded")
-    o.mode = CallGraphMode::kFolded;
-  else if (type != "none")
-    throw Error("--call-graph " + spec + ": use graph, caller, callee, flat, folded or none, " +
-                "with ,PCT for the least share shown");
-  if (comma != std::string::npos) {
-    const std::string pct = spec.substr(comma + 1);
+  o.mode = CallGraphMode::kGraph;  // as perf report: drawn unless asked not to
+  if (spec.empty())
+    return o;
+  bool caller_order = false;
+  size_t numbers = 0;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    const size_t comma = std::min(spec.find(',', start), spec.size());
+    const std::string part = spec.substr(start, comma - start);
+    start = comma + 1;
     char* end = nullptr;
-    o.min_percent = std::strtod(pct.c_str(), &end);
-    if (pct.empty() || *end != '\0' || o.min_percent < 0 || o.min_percent > 100)
-      throw Error("--call-graph " + spec + ": " + pct + " is not a percentage (0 to 100)");
+    const double number = std::strtod(part.c_str(), &end);
+    if (part == "graph" || part == "fractal") {
+      o.mode = CallGraphMode::kGraph;
+    } else if (part == "flat") {
+      o.mode = CallGraphMode::kFlat;
+    } else if (part == "folded") {
+      o.mode = CallGraphMode::kFolded;
+    } else if (part == "none") {
+      o.mode = CallGraphMode::kNone;
+    } else if (part == "caller" || part == "callee") {
+      caller_order = part == "caller";
+    } else if (part == "function") {
+      // perf's default key; the only one there is here.
+    } else if (!part.empty() && *end == '\0' && numbers < 2) {
+      // MIN, then perf's PRINT_LIMIT, which has no counterpart here.
+      if (numbers++ == 0 && (number < 0 || number > 100))
+        throw Error("-g " + spec + ": " + part + " is not a percentage (0 to 100)");
+      if (numbers == 1)
+        o.min_percent = number;
+    } else {
+      throw Error("-g " + spec + ": " + (part.empty() ? "an empty part" : "'" + part + "'") +
+                  " is none of perf's TYPE (graph, flat, folded, none), MIN (a percentage), "
+                  "ORDER (caller, callee) or KEY (function)");
+    }
   }
+  if (o.mode == CallGraphMode::kGraph && caller_order)
+    o.mode = CallGraphMode::kCaller;
   return o;
 }
 

@@ -26,8 +26,11 @@ struct CallGraphOptions {
   double min_percent = 0.5;  // branches and paths below this share of all samples are left out
 };
 
-// perf's -g / --call-graph TYPE[,PCT] (graph, callee, caller, flat, folded
-// or none; PCT, the least share shown). Throws Error naming a bad one.
+// perf's -g / --call-graph grammar: TYPE,MIN[,PRINT_LIMIT],ORDER[,KEY], each
+// part optional and in any order, as perf takes them: TYPE graph (or
+// fractal), flat, folded or none; MIN the least share shown; ORDER callee
+// (a tree of callers, the default) or caller (from the outermost in); KEY
+// function. A later part of a kind wins. Throws Error naming a bad one.
 CallGraphOptions parse_call_graph(const std::string& spec);
 
 // A row's self samples on one stack: `count` of them, whose leaf frame is

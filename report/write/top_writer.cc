@@ -200,8 +200,10 @@ void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, 
   if (options.rows && sorted.size() > options.rows)
     sorted.resize(options.rows);
   const bool time = p.unit == Unit::kMicroseconds;
-  std::string titles = time ? "# Children      Self   Time ms" : "# Children      Self   Samples";
-  std::string dots = "# ........  ........  ........";
+  const bool children = options.children_column;
+  std::string titles = std::string(children ? "# Children      Self" : "#     Self") +
+                       (time ? "   Time ms" : "   Samples");
+  std::string dots = children ? "# ........  ........  ........" : "# ........  ........";
   for (SortKey k : options.sort) {
     const Column& c = column(k);
     titles += string_printf("  %-*s", c.width, c.title);
@@ -209,8 +211,9 @@ void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, 
   }
   out << "#\n" << titles << "\n" << dots << "\n";
   for (const auto& [key, counts] : sorted) {
-    out << string_printf("  %7.2f%%  %7.2f%%  ", total ? 100.0 * counts.total / total : 0,
-                         total ? 100.0 * counts.self / total : 0)
+    if (children)
+      out << string_printf("  %7.2f%%", total ? 100.0 * counts.total / total : 0);
+    out << string_printf("  %7.2f%%  ", total ? 100.0 * counts.self / total : 0)
         << (time ? string_printf("%8.1f", counts.self / 1000.0)
                  : string_printf("%8" PRIu64, counts.self));
     // Values are streamed: demangled C++ names can be kilobytes long.

@@ -19,6 +19,7 @@ struct TopOptions {
   bool children = false;        // order by children (total) rather than self
   double percent_limit = 0;     // rows below this share (of what orders them) are left out
   CallGraphOptions call_graph;  // -g: under each row, the call paths of its self samples
+  bool children_column = true;  // false with --no-children, as perf drops it
 };
 
 // perf's --sort list ("comm,dso,symbol", or perf's "sym"; also pid, tid,
