@@ -15,9 +15,9 @@
 #include <filesystem>
 
 #include "bpf/profile.h"
-#include "common/error.h"
 #include "format/losses.h"
 #include "profile.skel.h"
+#include "record/host_info.h"
 #include "record/privileges.h"
 
 namespace ebprof::record {
@@ -109,7 +109,11 @@ const char* transport_name(Transport t) {
 }
 
 size_t pages_per_cpu_for(const SamplingRate& rate, size_t cpu_count, uint32_t user_stack_bytes) {
-  const uint64_t frequency = rate.frequency ? rate.frequency : 1000;
+  // Above what one reader drains (about 75,000 records a second here) a
+  // bigger buffer only delays the losses, and -F max's 100 kHz made 128
+  // MiB that took seconds to set up.
+  constexpr uint64_t kMostDrained = 25'000;
+  const uint64_t frequency = std::min(rate.frequency ? rate.frequency : 1000, kMostDrained);
   constexpr size_t kTypicalSampleBytes = 1024;  // header + ~120 frames
   const size_t pages = frequency * (kTypicalSampleBytes + user_stack_bytes) / 4 / getpagesize();
   // The shared ring buffer of many CPUs must stay within kMaxRingBytes.
@@ -145,6 +149,9 @@ BpfSampler::BpfSampler(const SamplerConfig& config) {
     attach(skel_->progs.follow_fork, "following forks");
     attach(skel_->progs.forget_exited, "following exits");
   }
+}
+
+void BpfSampler::start(const SamplerConfig& config) {
   if (config.off_cpu)
     attach_off_cpu(*config.off_cpu);
   if (config.sampling)
@@ -342,6 +349,9 @@ int BpfSampler::on_record(void* ctx, void* data, size_t size) {
     self->handler_error_ = std::current_exception();
     return -ECANCELED;  // stops libbpf's consume loop
   }
+  // The record is consumed either way; the clock is read now and then.
+  if (++self->consumed_ % 256 == 0 && monotonic_ns() > self->consume_until_ns_)
+    return -EAGAIN;
   return 0;
 }
 
@@ -368,7 +378,23 @@ void BpfSampler::publish_python(uint32_t pid, const ebprof_python_proc* entry) {
     bpf_map__delete_elem(skel_->maps.python_procs, &pid, sizeof(pid), 0);
 }
 
+size_t BpfSampler::CodeKeyHash::operator()(const ebprof_code_key& k) const {
+  return (uint64_t{k.tgid} << 32 ^ k.image) * 0x9e3779b97f4a7c15ull ^ k.region;
+}
+
+bool BpfSampler::CodeKeyEqual::operator()(const ebprof_code_key& a,
+                                          const ebprof_code_key& b) const {
+  return a.tgid == b.tgid && a.image == b.image && a.region == b.region;
+}
+
 void BpfSampler::publish_frameless_code(const ebprof_code_key& key, uint64_t granules) {
+  // Records already in the buffer ask again until they are read: one
+  // answer is enough. Once more keys were answered than the map holds,
+  // some were pushed out of it, and are answered again when asked.
+  if (answered_.size() >= bpf_map__max_entries(skel_->maps.frameless_code))
+    answered_.clear();
+  if (!answered_.insert(key).second)
+    return;
   // A failure only leaves BPF copying the stack there, and asking again.
   bpf_map__update_elem(skel_->maps.frameless_code, &key, sizeof(key), &granules, sizeof(granules),
                        BPF_ANY);
@@ -418,18 +444,27 @@ void BpfSampler::wait(int timeout_ms) {
     throw_errno("waiting for samples", errno);
 }
 
-void BpfSampler::consume(const Handler& handler) {
+bool BpfSampler::consume(const Handler& handler) {
   handler_ = &handler;
   if (perf_ring_) {
     perf_ring_->consume();
     hand_over_in_time_order();
-    return;
+    return false;
   }
+  consume_until_ns_ = monotonic_ns() + kConsumeBudgetNs;
   int n = ring_buffer__consume(ring_.get());
   if (handler_error_)
     std::rethrow_exception(std::exchange(handler_error_, nullptr));
+  if (n == -EAGAIN)
+    return true;
   if (n < 0)
     throw_errno("reading the ring buffer", -n);
+  return false;
+}
+
+void BpfSampler::stop() {
+  task_events_.clear();
+  links_.clear();
 }
 
 // The file's causes, by BPF's numbers.

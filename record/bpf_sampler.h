@@ -8,16 +8,16 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "bpf/profile.h"
 #include "format/contents.h"
 #include "record/off_cpu.h"
 #include "record/perf_events.h"
 #include "record/perf_ring.h"
 
 struct profile_bpf;
-struct ebprof_python_proc;
-struct ebprof_code_key;
 struct bpf_link;
 struct bpf_program;
 struct ring_buffer;
@@ -108,11 +108,17 @@ class BpfSampler {
  public:
   using Handler = std::function<void(std::span<const std::byte> record)>;
 
+  // Loads the programs and follows forks; samples nothing before start().
   // Throws Error naming what is missing (BTF, ring buffer, privileges).
   explicit BpfSampler(const SamplerConfig& config);
   ~BpfSampler();
   BpfSampler(const BpfSampler&) = delete;
   BpfSampler& operator=(const BpfSampler&) = delete;
+
+  // Attaches the sampling and off-CPU programs: after the recorder's own
+  // start (kallsyms, /proc), which every CPU's events at -F max slowed
+  // several times over, each of its interrupts walking its stack.
+  void start(const SamplerConfig& config);
 
   void add_pid(uint32_t pid);
   // Has BPF walk the CPython frames of process `pid` as `entry` says, or
@@ -130,11 +136,17 @@ class BpfSampler {
   // Waits up to timeout_ms for the buffers to fill past their wakeup mark.
   // A signal ends the wait early; that is not an error.
   void wait(int timeout_ms);
-  // Hands every record available to `handler`, never waiting: the BPF
+  // Hands the records available to `handler`, never waiting: the BPF
   // side wakes the reader only when a buffer is a quarter full, so what was
   // committed silently must be picked up on the reader's own schedule.
-  // Rethrows what the handler threw.
-  void consume(const Handler& handler);
+  // Returns after kConsumeBudgetNs with records left, true then, so that
+  // a reader slower than the programs (at -F max) still gets to see a
+  // stop. Rethrows what the handler threw.
+  bool consume(const Handler& handler);
+  static constexpr uint64_t kConsumeBudgetNs = 100'000'000;
+  // Detaches every program: nothing more comes, and what the buffers hold
+  // is a finite drain.
+  void stop();
 
   // Samples lost (or damaged) in the kernel so far, by CPU and cause;
   // only nonzero counts.
@@ -163,6 +175,17 @@ class BpfSampler {
   void hand_over_in_time_order();
 
   const Handler* handler_ = nullptr;  // during consume()
+  uint64_t consume_until_ns_ = 0;     // its budget
+  uint32_t consumed_ = 0;
+  // Keys publish_frameless_code() answered, which need no second answer
+  // while BPF's map holds them: as many at most as it holds.
+  struct CodeKeyHash {
+    size_t operator()(const ebprof_code_key& k) const;
+  };
+  struct CodeKeyEqual {
+    bool operator()(const ebprof_code_key& a, const ebprof_code_key& b) const;
+  };
+  std::unordered_set<ebprof_code_key, CodeKeyHash, CodeKeyEqual> answered_;
   // An exception thrown by the handler, held while libbpf (C) unwinds.
   std::exception_ptr handler_error_;
   // Destroyed in reverse order: programs are detached first, so none

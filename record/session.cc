@@ -207,6 +207,7 @@ class Session {
       sampler_.add_tid(tid);
     if (o.switch_output)
       switched_.emplace(o.switch_max_files);
+    sampler_.start(config_);
     malloc_trim(0);
   }
 
@@ -404,8 +405,12 @@ void Session::record_until_done() {
 // What the kernel committed before the stop, the last batch, the losses
 // and the end frame.
 void Session::finish() {
+  // Stopped first: a reader behind the programs (at -F max) would
+  // otherwise drain for as long as they run.
+  sampler_.stop();
   recorder_.refresh_processes();
-  sampler_.consume([this](auto record) { recorder_.on_record(record); });
+  while (sampler_.consume([this](auto record) { recorder_.on_record(record); })) {
+  }
   recorder_.flush(0, true);
   ledger_.update_kernel(sampler_.losses());
   const uint64_t end_ns = monotonic_ns();
