@@ -10,6 +10,7 @@
 #include "recording_fakes.h"
 #include "report/load/facts.h"
 #include "report/load/load.h"
+#include "report/load/summary.h"
 #include "report/load/merge.h"
 #include "report/load/recording.h"
 #include "report/load/sample_filter.h"
@@ -228,6 +229,17 @@ TEST(SampleStream, SettlesWindowsAsTheLoadDid) {
       },
       settle);
   EXPECT_EQ(samples, 12u);
+}
+
+// --time: the header's length is the window's, not the recording's
+// (issue 26). The small recording runs from 1 s to 3 s.
+TEST(Load, TheTimeWindowIsTheLengthShown) {
+  EXPECT_DOUBLE_EQ(duration_s(load(write_small_recording())[0]), 2.0);
+  SampleFilter window;
+  parse_time_window("0.25,0.75", window);
+  EXPECT_DOUBLE_EQ(duration_s(load(write_small_recording(), window)[0]), 0.5);
+  parse_time_window("1.5,", window);  // absolute, to the end
+  EXPECT_DOUBLE_EQ(duration_s(load(write_small_recording(), window)[0]), 1.5);
 }
 
 TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <tuple>
 
 #include "format/lookup.h"
 #include "format/reader.h"
@@ -267,6 +268,8 @@ void load_recordings(const std::string& path, const SampleFilter& filter, NameTa
     out[i].path = path;
     out[i].version_major = result.version_major;
     out[i].version_minor = result.version_minor;
+    std::tie(out[i].window_start_ns, out[i].window_end_ns) =
+        time_window(filter, start_of(out[i].info));
   }
   // Where the file is damaged or cut, said once: the reader tells the file's
   // story, not a source's, and the last source is where reading stopped.

@@ -81,6 +81,9 @@ struct Recording {
   // What --view leaves out: samples on CPU, intervals off it.
   uint64_t unviewed_samples = 0, unviewed_intervals = 0;
   uint64_t last_sample_ns = 0;
+  // --time: the window's bounds on this recording's clock (CLOCK_MONOTONIC
+  // ns), where it has them; the duration shown is what they leave.
+  std::optional<uint64_t> window_start_ns, window_end_ns;
   std::optional<format::RecordingEnd> end;   // missing when the recorder was killed
   std::vector<format::Losses> loss_reports;  // in time order: losses per CPU over time
   std::string warning;                       // set when the file ended early or is damaged

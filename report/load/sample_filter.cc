@@ -97,6 +97,33 @@ void parse_time_window(const std::string& text, SampleFilter& filter) {
     throw Error("--time " + text + ": the end is before the start");
 }
 
+std::pair<std::optional<uint64_t>, std::optional<uint64_t>> time_window(const SampleFilter& f,
+                                                                        StartTime start) {
+  std::optional<uint64_t> from, to;
+  auto at_least = [&](uint64_t ns) { from = from ? std::max(*from, ns) : ns; };
+  auto at_most = [&](uint64_t ns) { to = to ? std::min(*to, ns) : ns; };
+  // As keeps() reads the bounds: relative below the start, else absolute.
+  const double start_s = start.monotonic_ns / 1e9;
+  auto absolute_ns = [&](double bound) {
+    const double s = bound >= start_s ? bound : start_s + bound;
+    return s > 0 ? static_cast<uint64_t>(s * 1e9) : 0;
+  };
+  if (f.time_start_s)
+    at_least(absolute_ns(*f.time_start_s));
+  if (f.time_end_s)
+    at_most(absolute_ns(*f.time_end_s));
+  auto monotonic = [&](uint64_t wall) {
+    const int64_t ns =
+        static_cast<int64_t>(start.monotonic_ns) + static_cast<int64_t>(wall - start.realtime_ns);
+    return static_cast<uint64_t>(std::max<int64_t>(ns, 0));
+  };
+  if (f.wall_start_ns)
+    at_least(monotonic(*f.wall_start_ns));
+  if (f.wall_end_ns)
+    at_most(monotonic(*f.wall_end_ns));
+  return {from, to};
+}
+
 bool keeps(const SampleFilter& f, const format::Sample& s, const std::string& comm,
            StartTime start) {
   const uint64_t start_ns = start.monotonic_ns;

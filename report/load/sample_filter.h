@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/contents.h"
@@ -53,6 +54,11 @@ struct StartTime {
 inline StartTime start_of(const format::RecordingInfo& info) {
   return {info.start_monotonic_ns, info.start_realtime_ns};
 }
+
+// --time's bounds on the clock of a recording that started at `start`
+// (CLOCK_MONOTONIC ns), each where given: what keeps() keeps of it.
+std::pair<std::optional<uint64_t>, std::optional<uint64_t>> time_window(const SampleFilter& filter,
+                                                                        StartTime start);
 
 // The wall-clock slice of `filter.split_ns` that sample `s` is in.
 inline uint32_t slice_of(const SampleFilter& filter, const format::Sample& s, StartTime start) {

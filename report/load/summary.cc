@@ -60,8 +60,13 @@ RecordingSummary summarize(std::span<const Recording> recordings) {
 }
 
 double duration_s(const Recording& r) {
+  uint64_t start = r.info.start_monotonic_ns;
   uint64_t end = r.end ? r.end->end_monotonic_ns : r.last_sample_ns;
-  return end > r.info.start_monotonic_ns ? (end - r.info.start_monotonic_ns) / 1e9 : 0;
+  if (r.window_start_ns)
+    start = std::max(start, *r.window_start_ns);
+  if (r.window_end_ns)
+    end = std::min(end, *r.window_end_ns);
+  return end > start ? (end - start) / 1e9 : 0;
 }
 
 bool is_clock_event(const std::string& event) {
