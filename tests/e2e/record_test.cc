@@ -441,6 +441,22 @@ TEST(EndToEnd, KprobeRecordsOrSaysTheKernelHasNone) {
 
 // A buffer far too small for the rate drops samples: every drop is counted,
 // per CPU and cause, and the file, the summary line and `info` agree.
+// -F max system-wide on busy CPUs: a reader slower than the programs must
+// still see the command end (it drained for as long as they ran: forever,
+// issue 26), count what it lost and leave a whole recording.
+TEST(EndToEnd, TheHighestRateStopsWhenTheCommandEnds) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("max.data");
+  const pid_t a = spawn({kHotcold, "8"}), b = spawn({kHotcold, "8"});
+  Outcome rec = run("timeout 40 " + kRecord + " -a -F max -o " + data + " -- sleep 1");
+  wait_exit(a);
+  wait_exit(b);
+  ASSERT_EQ(rec.status, 0) << "124: still draining after 40 s\n" << rec.err;
+  Outcome info = run(kReport + " info " + data);
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_EQ(info.err, "") << "a whole recording";
+}
+
 TEST(EndToEnd, DroppedSamplesAreCountedPerCpuAndCause) {
   REQUIRE_BPF();
   for (const char* transport : {"ringbuf", "perfbuf"}) {
