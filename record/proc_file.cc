@@ -10,8 +10,11 @@
 
 namespace ebprof::record {
 
-int try_read_proc_file(const std::string& path, std::string& out) {
-  out.clear();
+namespace {
+
+// Hands `path`'s bytes to `each` a read at a time; the errno of a failure,
+// or 0. /proc and /sys files have no size up front.
+int read_pieces(const std::string& path, const std::function<void(std::string_view)>& each) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd)
     return errno;
@@ -24,8 +27,15 @@ int try_read_proc_file(const std::string& path, std::string& out) {
       return errno;
     if (n == 0)
       return 0;
-    out.append(buf, n);
+    each({buf, static_cast<size_t>(n)});
   }
+}
+
+}  // namespace
+
+int try_read_proc_file(const std::string& path, std::string& out) {
+  out.clear();
+  return read_pieces(path, [&](std::string_view piece) { out.append(piece); });
 }
 
 std::string read_proc_file(const std::string& path) {
@@ -36,27 +46,18 @@ std::string read_proc_file(const std::string& path) {
 }
 
 void read_proc_lines(const std::string& path, const std::function<void(std::string_view)>& each) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd)
-    throw_errno("reading " + path, errno);
   std::string pending;  // a line cut by the end of a read, then whole ones
-  char buf[65536];
-  while (true) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      throw_errno("reading " + path, errno);
-    if (n == 0)
-      break;
-    pending.append(buf, n);
+  const int err = read_pieces(path, [&](std::string_view piece) {
+    pending.append(piece);
     std::string_view text = pending;
     for (size_t eol; (eol = text.find('\n')) != std::string_view::npos;) {
       each(text.substr(0, eol));
       text.remove_prefix(eol + 1);
     }
     pending.erase(0, pending.size() - text.size());
-  }
+  });
+  if (err)
+    throw_errno("reading " + path, err);
   if (!pending.empty())
     each(pending);
 }
