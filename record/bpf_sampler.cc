@@ -149,6 +149,10 @@ BpfSampler::BpfSampler(const SamplerConfig& config) {
     attach(skel_->progs.follow_fork, "following forks");
     attach(skel_->progs.forget_exited, "following exits");
   }
+  // The targets' own events are opened as they are known (sample_task()),
+  // before start().
+  if (config.sampling && config.per_task)
+    per_task_ = config.sampling;
 }
 
 void BpfSampler::start(const SamplerConfig& config) {
@@ -304,10 +308,8 @@ void BpfSampler::attach_event(const SamplerConfig& config) {
   bpf_link* link = nullptr;
   switch (e.kind) {
     case EventSpec::Kind::kPerf:
-      if (config.per_task) {
-        per_task_ = config.sampling;  // opened on the targets as they are known
-        return;
-      }
+      if (config.per_task)
+        return;  // opened on the targets as they are known
       for (PerfEvent& event : open_sampling_events(e, config.sampling->rate, config.cpus)) {
         link = bpf_program__attach_perf_event(skel_->progs.sample_stack, event.fd.get());
         if (!link)
@@ -396,8 +398,9 @@ void BpfSampler::publish_frameless_code(const ebprof_code_key& key, uint64_t gra
   if (!answered_.insert(key).second)
     return;
   // A failure only leaves BPF copying the stack there, and asking again.
-  bpf_map__update_elem(skel_->maps.frameless_code, &key, sizeof(key), &granules, sizeof(granules),
-                       BPF_ANY);
+  if (bpf_map__update_elem(skel_->maps.frameless_code, &key, sizeof(key), &granules,
+                           sizeof(granules), BPF_ANY))
+    answered_.erase(key);
 }
 
 void BpfSampler::add_pid(uint32_t pid) {

@@ -29,9 +29,13 @@ CfiEmbedder::Binary* CfiEmbedder::binary(uint32_t pid, const format::Mapping& m)
   if (m.build_id.empty())
     return nullptr;
   if (binaries_.size() >= kMaxBinaries && !binaries_.contains(m.build_id)) {
-    // What the file under way holds was drained; its entries would be
-    // taken again, which only repeats some bytes.
-    binaries_.clear();
+    // Those with pieces not written yet stay; the others, if taken again
+    // in the same file, only repeat some bytes.
+    std::erase_if(binaries_, [](const auto& b) {
+      return !b.second || (b.second->pending.empty() && !b.second->whole_pending);
+    });
+    if (binaries_.size() >= kMaxBinaries)
+      binaries_.clear();
   }
   auto [it, inserted] = binaries_.try_emplace(m.build_id);
   if (!inserted)

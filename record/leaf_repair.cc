@@ -113,38 +113,41 @@ std::optional<uint64_t> LeafRepair::frameless_cfa(uint32_t pid, uint64_t pc,
   return it->second;
 }
 
-std::optional<uint64_t> LeafRepair::frameless_granules(uint32_t pid, uint64_t start,
+std::optional<uint64_t> LeafRepair::frameless_granules(uint32_t pid, uint64_t pc,
                                                        const ProcessTracker& tracker) {
-  const format::Mapping* m = tracker.mapping_at(pid, start);
+  const format::Mapping* m = tracker.mapping_at(pid, pc);
   if (!m)
     return std::nullopt;
-  const std::optional<Located> at = locate(pid, *m, start);
+  // Located by the sample's own address: the region's start may lie in
+  // another segment (lld puts code at offsets that are not 1 KiB
+  // multiples). Load segments keep addresses' offsets within a page, so
+  // the region is aligned in the file as in the process.
+  constexpr uint64_t kRegion = 1ull << EBPROF_CODE_REGION_SHIFT;
+  const std::optional<Located> at = locate(pid, *m, pc);
   if (!at)
     return 0;  // no CFI: a copy of the stack would not help the repair
-  auto [it, inserted] = granules_.try_emplace(Key{at->binary, at->vaddr});
+  const uint64_t base = at->vaddr - pc % kRegion, end = base + kRegion;
+  auto [it, inserted] = granules_.try_emplace(Key{at->binary, base});
   if (!inserted)
     return it->second;
   // The region's CFI rows in address order, each covering a range; where
   // none covers an address (padding, code without CFI) the next one is
-  // tried. Load segments keep addresses' offsets within a page, so the
-  // region is aligned in the file as in the process.
-  constexpr uint64_t kRegion = 1ull << EBPROF_CODE_REGION_SHIFT;
-  const uint64_t base = at->vaddr, end = base + kRegion;
+  // tried.
   uint64_t bits = 0;
-  for (uint64_t pc = base; pc < end;) {
+  for (uint64_t address = base; address < end;) {
     Dwarf_Frame* frame = nullptr;
-    uint64_t next = pc + 1;
-    if (dwarf_cfi_addrframe(at->binary->cfi, pc, &frame) == 0) {
+    uint64_t next = address + 1;
+    if (dwarf_cfi_addrframe(at->binary->cfi, address, &frame) == 0) {
       Dwarf_Addr from = 0, to = 0;
-      if (dwarf_frame_info(frame, &from, &to, nullptr) >= 0 && to > pc)
+      if (dwarf_frame_info(frame, &from, &to, nullptr) >= 0 && to > address)
         next = std::min(to, end);
       if (rsp_cfa(frame))
-        for (uint64_t g = (pc - base) >> EBPROF_CODE_GRANULE_SHIFT;
+        for (uint64_t g = (address - base) >> EBPROF_CODE_GRANULE_SHIFT;
              g <= (next - 1 - base) >> EBPROF_CODE_GRANULE_SHIFT; ++g)
           bits |= 1ull << g;
     }
     std::free(frame);
-    pc = next;
+    address = next;
   }
   it->second = bits;
   return bits;

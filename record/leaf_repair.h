@@ -44,11 +44,11 @@ class LeafRepair {
                                    std::span<const uint64_t> regs, std::span<const std::byte> stack,
                                    const ProcessTracker& tracker);
 
-  // Where a sample in the code region of `pid` from `start` (1 <<
+  // Where a sample in the code region of `pid` around `pc` (1 <<
   // EBPROF_CODE_REGION_SHIFT bytes, aligned) needs the stack for a repair:
   // bit i set when some address of its i-th granule has no frame pointer
   // set up (bpf/profile.h). Nullopt while the mapping there is unknown.
-  std::optional<uint64_t> frameless_granules(uint32_t pid, uint64_t start,
+  std::optional<uint64_t> frameless_granules(uint32_t pid, uint64_t pc,
                                              const ProcessTracker& tracker);
 
  private:

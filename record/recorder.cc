@@ -173,8 +173,8 @@ void Recorder::answer_code_question(const RawSample& s) {
   if (!leaf_repair_ || !publish_frameless_code_ || s.user_regs.empty())
     return;
   const ebprof_code_key key{s.tgid, s.image, s.user_regs[0] >> EBPROF_CODE_REGION_SHIFT};
-  if (std::optional<uint64_t> granules = leaf_repair_->frameless_granules(
-          s.tgid, key.region << EBPROF_CODE_REGION_SHIFT, tracker_))
+  if (std::optional<uint64_t> granules =
+          leaf_repair_->frameless_granules(s.tgid, s.user_regs[0], tracker_))
     publish_frameless_code_(key, *granules);
 }
 

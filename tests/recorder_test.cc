@@ -273,7 +273,7 @@ TEST(LeafRepair, AsksForTheStackWhereCodeHasNoFramePointerSetUp) {
   LeafRepair repair;
   auto needs_stack = [&](uint64_t pc) -> std::optional<bool> {
     const uint64_t region = pc >> EBPROF_CODE_REGION_SHIFT << EBPROF_CODE_REGION_SHIFT;
-    const std::optional<uint64_t> granules = repair.frameless_granules(pid, region, tracker);
+    const std::optional<uint64_t> granules = repair.frameless_granules(pid, pc, tracker);
     if (!granules)
       return std::nullopt;
     return (*granules >> ((pc - region) >> EBPROF_CODE_GRANULE_SHIFT)) & 1;

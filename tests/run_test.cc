@@ -102,6 +102,11 @@ TEST(CommandLine, SpeaksPerf) {
   EXPECT_EQ(make_plan(*parsed({"-G"})).top.call_graph.mode, CallGraphMode::kCaller);
   EXPECT_EQ(make_plan(*parsed({"-g", "script"})).format->format, OutputFormat::kScript)
       << "a subcommand is not -g's argument";
+  const std::string here = testing::TempDir() + "/g.data";
+  std::ofstream(here) << "";
+  o = parsed({"diff", "-g", here, here});
+  ASSERT_TRUE(o) << "a recording is not -g's argument either";
+  EXPECT_EQ(o->files, (std::vector<std::string>{here, here}));
   EXPECT_TRUE(make_plan(*parsed({})).top.children_column);
   EXPECT_FALSE(make_plan(*parsed({"--no-children"})).top.children_column);
 
@@ -109,9 +114,9 @@ TEST(CommandLine, SpeaksPerf) {
   o = parsed({"diff"});
   ASSERT_TRUE(o);
   EXPECT_EQ(o->files, (std::vector<std::string>{"ebprof.data.old", "ebprof.data"}));
-  o = parsed({"diff", "base.data"});
+  o = parsed({"diff", "new.data"});
   ASSERT_TRUE(o);
-  EXPECT_EQ(o->files, (std::vector<std::string>{"base.data", "ebprof.data"}));
+  EXPECT_EQ(o->files, (std::vector<std::string>{"ebprof.data.old", "new.data"}));
 
   o = parsed({"--header-only"});
   ASSERT_TRUE(o);

@@ -252,30 +252,40 @@ TEST(DwarfUnwinder, UnwindsTheSameThroughTheEmbeddedPiecesAlone) {
   source.on_read = [&](uint32_t, uint64_t) { return process; };
   record::ProcessTracker tracker(source);
   ASSERT_TRUE(tracker.observe(process.pid, std::vector<uint64_t>{c.rip}, true, 0));
+  // The pieces come in two frames, as a recording's do: the leaf's first,
+  // then the rest, which a report that already unwound must use too.
   record::CfiEmbedder embedder;
   embedder.take(process);
-  embedder.take_pc(process.pid, c.rip, tracker);
-  embedder.take_words(process.pid, std::as_bytes(std::span(c.stack)), tracker);
   auto cfi = std::make_shared<std::unordered_map<std::string, format::ElfCfi>>();
-  for (format::ElfCfi& f : embedder.drain()) {
-    EXPECT_TRUE(f.eh_frame.empty());
-    size_t bytes = 0;
-    for (const format::CfiPiece& p : f.pieces)
-      bytes += p.bytes.size();
-    // A few functions' entries of tables of thousands.
-    EXPECT_LT(bytes * 10, f.eh_frame_size) << f.path;
-    (*cfi)[f.build_id] = std::move(f);
-  }
-  ASSERT_FALSE(cfi->empty());
-  EXPECT_TRUE(embedder.drain().empty());  // each entry once per file
-
+  size_t bytes = 0, section = 0;
+  auto take = [&] {
+    for (format::ElfCfi& f : embedder.drain()) {
+      EXPECT_TRUE(f.eh_frame.empty());
+      for (const format::CfiPiece& p : f.pieces)
+        bytes += p.bytes.size();
+      section += f.eh_frame_size;
+      auto [it, first] = cfi->try_emplace(f.build_id, f);
+      if (!first)
+        it->second.pieces.insert(it->second.pieces.end(), f.pieces.begin(), f.pieces.end());
+    }
+  };
+  embedder.take_pc(process.pid, c.rip, tracker);
+  take();
   Recording embedded = one_window(c.rsp, c.stack, {c.rip, c.rsp, c.rbp}, process);
+  add_window(embedded, 1, c.rsp, c.stack, {c.rip, c.rsp, c.rbp});
   embedded.embedded_cfi = cfi;
   SymbolizeOptions nowhere;
   nowhere.sources.symfs = "/nonexistent-symfs";
   FileFinder none(nowhere);
   DwarfUnwinder from_pieces(none);
-  EXPECT_EQ(pcs_of(from_pieces.unwind(embedded, {0, 7, 0, 0, 0})), expected);
+  EXPECT_NE(pcs_of(from_pieces.unwind(embedded, {0, 7, 0, 0, 0})), expected) << "the leaf's alone";
+
+  embedder.take_words(process.pid, std::as_bytes(std::span(c.stack)), tracker);
+  take();
+  EXPECT_TRUE(embedder.drain().empty());  // each entry once per file
+  // A few functions' entries of tables of thousands.
+  EXPECT_LT(bytes * 10, section);
+  EXPECT_EQ(pcs_of(from_pieces.unwind(embedded, {0, 7, 0, 0, 1})), expected);
 }
 
 // Without any call frame information the walk stops at once; the
@@ -327,7 +337,7 @@ TEST(DwarfUnwinder, TheStepRulesWalkAsLibdwflDoes) {
   ASSERT_GT(c.stack.size(), 64u);
   const format::ProcessInfo process = self();
   FileFinder files({});
-  std::unordered_map<std::string, UniqueFd> cfi_files;
+  CfiFiles cfi_files;
   size_t full = 0, by_rules = 0, sizes = 0;
   for (size_t size = 0; size <= c.stack.size(); size += 8) {
     std::vector<uint8_t> cut(c.stack.begin(), c.stack.begin() + static_cast<ptrdiff_t>(size));

@@ -270,6 +270,7 @@ TEST(TopWriter, CallGraphsUnderEachRow) {
   EXPECT_THROW(parse_call_graph("graph,0.5,address"), Error);
   EXPECT_THROW(parse_call_graph("graph,,caller"), Error);
   EXPECT_THROW(parse_call_graph("graph,101"), Error);
+  EXPECT_THROW(parse_call_graph("nan"), Error);
   EXPECT_EQ(parse_call_graph("callee,2").min_percent, 2.0);
   // perf's TYPE,MIN[,PRINT_LIMIT],ORDER[,KEY], parts in any order.
   const CallGraphOptions perf = parse_call_graph("graph,0.5,20,caller,function");

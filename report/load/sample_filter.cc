@@ -105,8 +105,8 @@ std::pair<std::optional<uint64_t>, std::optional<uint64_t>> time_window(const Sa
   // As keeps() reads the bounds: relative below the start, else absolute.
   const double start_s = start.monotonic_ns / 1e9;
   auto absolute_ns = [&](double bound) {
-    const double s = bound >= start_s ? bound : start_s + bound;
-    return s > 0 ? static_cast<uint64_t>(s * 1e9) : 0;
+    const double ns = (bound >= start_s ? bound : start_s + bound) * 1e9;
+    return ns <= 0 ? uint64_t{0} : ns >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(ns);
   };
   if (f.time_start_s)
     at_least(absolute_ns(*f.time_start_s));

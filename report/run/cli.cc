@@ -1,7 +1,10 @@
 #include "report/run/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 
 #include "common/version.h"
 #include "report/run/formats.h"
@@ -154,6 +157,31 @@ void add_filter_options(CLI::App& app, ReportOptions& o) {
                 "Keep at most this many frames of each stack, from the leaf (as perf's)");
 }
 
+// perf's -g takes the next argument when it is one (-g caller, -g
+// graph,0.5); before a subcommand or a recording, -g stands alone, as the
+// flag it was: the default graph. CLI11 takes an optional value whatever
+// it is, so the arguments are put to it as --call-graph=VALUE, or without
+// the -g. Reversed, as CLI11's vector parse takes them.
+std::vector<std::string> perf_call_graph_args(int argc, char** argv,
+                                              const std::vector<std::string>& commands) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "-g")
+      continue;
+    const bool value = i + 1 < args.size() && !args[i + 1].starts_with('-') &&
+                       std::find(commands.begin(), commands.end(), args[i + 1]) == commands.end() &&
+                       !std::filesystem::exists(args[i + 1]);
+    if (value) {
+      args[i] = "--call-graph=" + args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    } else {
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i--));
+    }
+  }
+  std::reverse(args.begin(), args.end());
+  return args;
+}
+
 struct Subcommands {
   CLI::App* info;
   CLI::App* dump;
@@ -184,8 +212,9 @@ Subcommands add_subcommands(CLI::App& app, ReportOptions& o) {
     sub->add_option("file", o.files, "Recordings to read (same as -i)");
   s.diff
       ->add_option("recordings", o.files,
-                   "BASE NEW; as perf diff, NEW is ebprof.data when left out, and BASE "
-                   "ebprof.data.old (where ebprof-record moves the last recording)")
+                   "BASE NEW; as perf diff, one recording is NEW, and BASE is then "
+                   "ebprof.data.old (where ebprof-record moves the last recording); none: "
+                   "ebprof.data.old ebprof.data")
       ->expected(0, 2);
   s.diff
       ->add_option("--normalize", o.normalize,
@@ -232,7 +261,9 @@ std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
       "  ebprof-report diff before.data after.data       what changed, per function\n"
       "  ebprof-report info run.data                     what the recording holds");
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args =
+        perf_call_graph_args(argc, argv, {"info", "dump", "diff", "merge", "script"});
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
@@ -249,10 +280,11 @@ std::optional<int> parse_command_line(int argc, char** argv, ReportOptions& o) {
                                     : Command::kReport;
   if (sub.script->parsed())
     o.format = "script";
+  // As perf diff: one recording is the new one, against ebprof.data.old.
   if (o.command == Command::kDiff && o.files.size() < 2) {
-    if (o.files.empty())
-      o.files.push_back("ebprof.data.old");
-    o.files.push_back("ebprof.data");
+    o.files.insert(o.files.begin(), "ebprof.data.old");
+    if (o.files.size() < 2)
+      o.files.push_back("ebprof.data");
   }
   return std::nullopt;
 }

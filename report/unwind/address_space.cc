@@ -74,7 +74,7 @@ void AddressSpace::DwflEnd::operator()(Dwfl* dwfl) const {
 }
 
 AddressSpace::AddressSpace(const Recording& r, std::span<const format::ProcessInfo> captures,
-                           FileFinder& files, std::unordered_map<std::string, UniqueFd>& cfi_files)
+                           FileFinder& files, CfiFiles& cfi_files)
     : dwfl_(dwfl_begin(&offline_callbacks())) {
   if (!dwfl_)
     return;
@@ -103,7 +103,7 @@ AddressSpace::AddressSpace(const Recording& r, std::span<const format::ProcessIn
 AddressSpace::~AddressSpace() = default;
 
 void AddressSpace::report(const format::Mapping& m, const Recording& r, FileFinder& files,
-                          std::unordered_map<std::string, UniqueFd>& cfi_files) {
+                          CfiFiles& cfi_files) {
   std::string path;
   const ElfSymbolTable* binary = files.binary_of(m, path);
   std::optional<uint64_t> bias;
@@ -113,10 +113,12 @@ void AddressSpace::report(const format::Mapping& m, const Recording& r, FileFind
   } else if (auto cfi = r.embedded_cfi->find(m.build_id);
              !m.build_id.empty() && cfi != r.embedded_cfi->end()) {
     bias = load_bias(m, cfi->second.segments);
-    auto [file, made] = cfi_files.try_emplace(m.build_id);
-    if (made)
-      file->second = write_cfi_elf(cfi->second);
-    fd = dup(file->second.get());
+    CfiFile& file = cfi_files[m.build_id];
+    if (!file.fd || file.pieces != cfi->second.pieces.size()) {
+      file.fd = write_cfi_elf(cfi->second);
+      file.pieces = cfi->second.pieces.size();
+    }
+    fd = dup(file.fd.get());
     path = m.path;
   }
   if (!bias || path.empty())

@@ -12,6 +12,7 @@
 #include "format/contents.h"
 #include "report/load/recording.h"
 #include "report/locate/file_finder.h"
+#include "report/unwind/cfi_elf.h"
 #include "report/unwind/dwarf_unwinder.h"
 #include "report/unwind/step_rules.h"
 
@@ -28,7 +29,7 @@ namespace ebprof::report {
 class AddressSpace {
  public:
   AddressSpace(const Recording& recording, std::span<const format::ProcessInfo> captures,
-               FileFinder& files, std::unordered_map<std::string, UniqueFd>& cfi_files);
+               FileFinder& files, CfiFiles& cfi_files);
   ~AddressSpace();
   AddressSpace(const AddressSpace&) = delete;
   AddressSpace& operator=(const AddressSpace&) = delete;
@@ -54,7 +55,7 @@ class AddressSpace {
     void operator()(Dwfl* dwfl) const;
   };
   void report(const format::Mapping& m, const Recording& recording, FileFinder& files,
-              std::unordered_map<std::string, UniqueFd>& cfi_files);
+              CfiFiles& cfi_files);
   bool read_word(uint64_t address, uint64_t& value);
   // The walk by step rules alone, the fast way; nullopt where a step
   // needs libdwfl, which then walks the whole window.

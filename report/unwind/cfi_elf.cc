@@ -42,7 +42,13 @@ void add_section(Elf* elf, unsigned name, uint64_t address, const std::string& b
 // through the index, and stops at a zero length if it ever scans), and an
 // index of the FDEs there are.
 void assemble(const format::ElfCfi& cfi, std::string& eh_frame_hdr, std::string& eh_frame) {
-  eh_frame.assign(cfi.eh_frame_size, '\0');
+  // Up to the last piece's end: nothing after it is read, and a hostile
+  // recording's claim of a 64 MiB section costs no more than its pieces.
+  uint64_t end = 0;
+  for (const format::CfiPiece& p : cfi.pieces)
+    if (p.offset <= cfi.eh_frame_size && p.bytes.size() <= cfi.eh_frame_size - p.offset)
+      end = std::max(end, p.offset + p.bytes.size());
+  eh_frame.assign(end, '\0');
   std::vector<std::pair<uint64_t, uint64_t>> fdes;
   for (const format::CfiPiece& p : cfi.pieces) {
     if (p.offset > eh_frame.size() || p.bytes.size() > eh_frame.size() - p.offset)
@@ -56,6 +62,13 @@ void assemble(const format::ElfCfi& cfi, std::string& eh_frame_hdr, std::string&
 }
 
 }  // namespace
+
+size_t cfi_pieces(const std::unordered_map<std::string, format::ElfCfi>& cfi) {
+  size_t n = 0;
+  for (const auto& [build_id, c] : cfi)
+    n += c.pieces.size();
+  return n;
+}
 
 UniqueFd write_cfi_elf(const format::ElfCfi& cfi) {
   if (elf_version(EV_CURRENT) == EV_NONE)

@@ -44,12 +44,14 @@ SpaceCache::~SpaceCache() = default;
 AddressSpace& SpaceCache::get(const Recording& r, const StackRef& ref, DwarfUnwinder& unwinder) {
   const Key key{ref.source, ref.pid, ref.capture};
   const size_t captures = captures_from(r, ref).size();
+  const size_t pieces = r.embedded_cfi ? cfi_pieces(*r.embedded_cfi) : 0;
   if (auto it = index_.find(key); it != index_.end()) {
     spaces_.splice(spaces_.begin(), spaces_, it->second);
     Space& found = spaces_.front();
-    if (found.captures != captures) {
+    if (found.captures != captures || found.cfi_pieces != pieces) {
       found.space = unwinder.make_space(r, ref);
       found.captures = captures;
+      found.cfi_pieces = pieces;
     }
     return *found.space;
   }
@@ -57,7 +59,7 @@ AddressSpace& SpaceCache::get(const Recording& r, const StackRef& ref, DwarfUnwi
     index_.erase(spaces_.back().key);
     spaces_.pop_back();
   }
-  spaces_.push_front({key, captures, unwinder.make_space(r, ref)});
+  spaces_.push_front({key, captures, pieces, unwinder.make_space(r, ref)});
   index_[key] = spaces_.begin();
   return *spaces_.front().space;
 }

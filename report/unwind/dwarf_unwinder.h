@@ -18,6 +18,7 @@
 
 #include "common/unique_fd.h"
 #include "report/locate/file_finder.h"
+#include "report/unwind/cfi_elf.h"
 #include "report/unwind/frame_pointer_unwinder.h"
 #include "report/unwind/unwinder.h"
 
@@ -44,7 +45,8 @@ class SpaceCache {
   SpaceCache& operator=(const SpaceCache&) = delete;
 
   // The space of `ref`'s process: made again when the recording holds
-  // more of its maps captures than when it was made (they stream in).
+  // more of its maps captures, or of CFI pieces, than when it was made
+  // (they stream in).
   AddressSpace& get(const Recording& recording, const StackRef& ref, DwarfUnwinder& unwinder);
 
   static constexpr size_t kMaxSpaces = 32;
@@ -59,7 +61,8 @@ class SpaceCache {
   };
   struct Space {
     Key key;
-    size_t captures;  // of its process, when it was made
+    size_t captures;    // of its process, when it was made
+    size_t cfi_pieces;  // the recording's, then
     std::unique_ptr<AddressSpace> space;
   };
   std::list<Space> spaces_;  // most recent first
@@ -125,7 +128,7 @@ class DwarfUnwinder final : public Unwinder {
   std::mutex making_;
   // Embedded tables written out as ELF files once, by build-id, for every
   // address space that needs them.
-  std::unordered_map<std::string, UniqueFd> cfi_files_;
+  CfiFiles cfi_files_;
 };
 
 }  // namespace ebprof::report

@@ -1,6 +1,7 @@
 #include "report/write/call_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -145,7 +146,7 @@ CallGraphOptions parse_call_graph(const std::string& spec) {
       caller_order = part == "caller";
     } else if (part == "function") {
       // perf's default key; the only one there is here.
-    } else if (!part.empty() && *end == '\0' && numbers < 2) {
+    } else if (!part.empty() && *end == '\0' && std::isfinite(number) && numbers < 2) {
       // MIN, then perf's PRINT_LIMIT, which has no counterpart here.
       if (numbers++ == 0 && (number < 0 || number > 100))
         throw Error("-g " + spec + ": " + part + " is not a percentage (0 to 100)");
