@@ -279,17 +279,18 @@ COPY_STACK_STEP(copy_switch_stack, switch_stack_scratch)
 
 /* Whether the leaf repair may need the stack of a sample whose user rip is
  * `ip`: where the recorder said so, or has not said yet (and is asked). */
-static __always_inline bool stack_needed(struct ebprof_sample *s, __u64 ip, __u32 image)
+static __always_inline bool stack_needed(struct ebprof_sample *s, __u64 ip, struct mm_struct *mm)
 {
 	struct ebprof_code_key key = {
 		.tgid = s->tgid,
-		.image = image,
 		.region = ip >> EBPROF_CODE_REGION_SHIFT,
 	};
 	__u64 *granules;
 
-	if (!stack_for_frameless_only)
+	if (!stack_for_frameless_only || !mm)
 		return true;
+	/* x86 numbers every address space once (for its TLBs). */
+	key.image = (__u32)mm->context.ctx_id;
 	s->image = key.image;
 	granules = bpf_map_lookup_elem(&frameless_code, &key);
 	if (!granules) {
@@ -319,8 +320,6 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 	__u64 sp = regs->sp;
 	struct mm_struct *mm = task->mm;
 	__u64 top = mm ? mm->start_stack : 0;
-	/* x86 numbers every address space once (for its TLBs). */
-	__u32 image = mm ? (__u32)mm->context.ctx_id : 0;
 	__u32 want = user_stack_bytes;
 	/* Native frames, then two words a Python frame. */
 	__u32 nf = ((s->kernel_frames & 0x7f) + (s->user_frames & 0x7f)) +
@@ -336,7 +335,7 @@ static __always_inline __u32 take_user_window(struct ebprof_stack_sample *w, boo
 	s->user_regs[7] = regs->r14;
 	s->user_regs[8] = regs->r15;
 	s->user_abi = regs->cs == 0x23 ? EBPROF_ABI_32 : EBPROF_ABI_64;
-	if (!stack_needed(s, regs->ip, image))
+	if (!stack_needed(s, regs->ip, mm))
 		return 0;
 	if (top > sp && top - sp + 128 < want)
 		want = (top - sp + 128 + 7) & ~7u;

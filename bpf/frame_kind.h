@@ -9,8 +9,8 @@
 enum ebprof_frame_kind {
 	EBPROF_FRAME_KERNEL = 1, /* an address in the kernel image or a module */
 	EBPROF_FRAME_NATIVE = 2, /* an address in user memory: a mapped file or JIT code */
-	EBPROF_FRAME_PYTHON =
-		3, /* a CPython _PyInterpreterFrame: its code object and instruction */
+	/* a CPython _PyInterpreterFrame: its code object and instruction */
+	EBPROF_FRAME_PYTHON = 3,
 };
 
 #endif

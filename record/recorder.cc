@@ -55,8 +55,7 @@ void Recorder::on_record(std::span<const std::byte> record) {
     return;
   }
   if (s->switch_window) {
-    if (s->code_unknown)
-      answer_code_question(*s);
+    answer_code_question(*s);
     keep_switch_window(*s);
     return;
   }
@@ -71,8 +70,7 @@ void Recorder::on_record(std::span<const std::byte> record) {
     s->kernel = KernelSymbolIndex::from(s->kernel, try_to_wake_up_);
   // The words of the sample are looked up in maps that must be its own.
   tracker_.catch_up(s->tgid, s->user.empty() ? 0 : s->user[0], s->time_ns);
-  if (s->code_unknown)
-    answer_code_question(*s);
+  answer_code_question(*s);
   uint32_t window = format::kNoWindow;
   s->user = user_stack(*s, window);
   const uint32_t stack_id = intern_stack(*s);
@@ -170,7 +168,7 @@ std::span<const uint64_t> Recorder::user_stack(RawSample& s, uint32_t& window) {
 }
 
 void Recorder::answer_code_question(const RawSample& s) {
-  if (!leaf_repair_ || !publish_frameless_code_ || s.user_regs.empty())
+  if (!s.code_unknown || !leaf_repair_ || !publish_frameless_code_ || s.user_regs.empty())
     return;
   const ebprof_code_key key{s.tgid, s.image, s.user_regs[0] >> EBPROF_CODE_REGION_SHIFT};
   if (std::optional<uint64_t> granules =

@@ -108,8 +108,9 @@ class Recorder {
   // The user stack to intern for `s`: with frame pointers, the caller of
   // a leaf without one put in. Sets `window` to the sample's window.
   std::span<const uint64_t> user_stack(RawSample& s, uint32_t& window);
-  // Tells BPF whether samples in the code region at `s`'s user rip need
-  // their stack copied, once the region's mapping is known.
+  // Tells BPF, where `s` asked (EBPROF_CODE_UNKNOWN), whether samples in
+  // the code region at its user rip need their stack copied, once the
+  // region's mapping is known.
   void answer_code_question(const RawSample& s);
 
   format::RecordingWriter& writer_;

@@ -10,11 +10,11 @@
 #include "recording_fakes.h"
 #include "report/load/facts.h"
 #include "report/load/load.h"
-#include "report/load/summary.h"
 #include "report/load/merge.h"
 #include "report/load/recording.h"
 #include "report/load/sample_filter.h"
 #include "report/load/sample_stream.h"
+#include "report/load/summary.h"
 #include "report/write/dump_writer.h"
 #include "report/write/info_writer.h"
 
