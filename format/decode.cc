@@ -108,17 +108,49 @@ std::vector<KernelSymbol> decode(schema::KernelSymbols::Reader r) {
   return out;
 }
 
-ProcessInfo decode(schema::Process::Reader r) {
+// The mapped files a Process frame defines (1.10), checked, not yet
+// committed to `ids`: the frame may still prove damaged.
+std::unordered_map<uint32_t, MappedFile> defined_files(schema::Process::Reader r) {
+  std::unordered_map<uint32_t, MappedFile> files;
+  const uint32_t first = r.getFirstFileId();
+  if (uint64_t{first} + r.getFiles().size() > UINT32_MAX)
+    throw FrameDamage{"mapped file ids past 2^32"};
+  uint32_t id = first;
+  for (auto f : r.getFiles()) {
+    if (f.getBuildId().size() > kMaxBuildId)
+      throw FrameDamage{"build-id of " + std::to_string(f.getBuildId().size()) + " bytes"};
+    files[id++] = MappedFile{str(f.getPath()), bytes(f.getBuildId()), str(f.getDebuglink())};
+  }
+  return files;
+}
+
+ProcessInfo decode(schema::Process::Reader r, IdSpace& ids) {
   ProcessInfo p;
   p.pid = r.getPid();
   p.comm = str(r.getComm());
   p.captured_at_ns = r.getCapturedAtNs();
+  std::unordered_map<uint32_t, MappedFile> files = defined_files(r);
   for (auto m : r.getMappings()) {
-    auto build_id = m.getBuildId();
-    if (build_id.size() > kMaxBuildId)
-      throw FrameDamage{"build-id of " + std::to_string(build_id.size()) + " bytes"};
-    p.mappings.push_back(Mapping{m.getStart(), m.getEnd(), m.getFileOffset(), str(m.getPath()),
-                                 bytes(build_id), str(m.getDebuglink())});
+    Mapping& out =
+        p.mappings.emplace_back(Mapping{m.getStart(), m.getEnd(), m.getFileOffset(), {}, {}, {}});
+    if (m.getFile() == 0) {
+      if (m.getBuildId().size() > kMaxBuildId)
+        throw FrameDamage{"build-id of " + std::to_string(m.getBuildId().size()) + " bytes"};
+      out.path = str(m.getPath());
+      out.build_id = bytes(m.getBuildId());
+      out.debuglink = str(m.getDebuglink());
+      continue;
+    }
+    const uint32_t id = m.getFile() - 1;
+    auto f = files.find(id);
+    if (f == files.end())
+      f = ids.files.find(id);
+    if (f == ids.files.end())
+      throw FrameDamage{"a mapping names mapped file " + std::to_string(id) +
+                        ", which no intact frame defined"};
+    out.path = f->second.path;
+    out.build_id = f->second.build_id;
+    out.debuglink = f->second.debuglink;
   }
   p.maps_error = str(r.getMapsError());
   p.place = {r.getPidNamespace(), r.getMountNamespace(), r.getNamespacePid(), str(r.getRoot())};
@@ -132,6 +164,7 @@ ProcessInfo decode(schema::Process::Reader r) {
     p.python.eval_start = py.getEvalStart();
     p.python.eval_end = py.getEvalEnd();
   }
+  ids.files.merge(files);
   return p;
 }
 
@@ -142,17 +175,19 @@ ProcessInfo decode(schema::Process::Reader r) {
 void check_first_ids(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
   const uint64_t stack = r.getFirstStackId(), comm = r.getFirstCommId();
   const uint64_t block = r.getFirstBlockId(), window = r.getFirstWindowId();
-  if (allow_gaps && stack >= ids.stacks && comm >= ids.comms && block >= ids.blocks &&
-      window >= ids.windows) {
-    ids.stacks = stack;
-    ids.comms = comm;
-    ids.blocks = block;
-    ids.windows = window;
+  if (allow_gaps && stack >= ids.defined.stacks && comm >= ids.defined.comms &&
+      block >= ids.defined.blocks && window >= ids.defined.windows) {
+    ids.defined.stacks = stack;
+    ids.defined.comms = comm;
+    ids.defined.blocks = block;
+    ids.defined.windows = window;
   }
-  if (stack != ids.stacks || comm != ids.comms || block != ids.blocks || window != ids.windows)
+  if (stack != ids.defined.stacks || comm != ids.defined.comms || block != ids.defined.blocks ||
+      window != ids.defined.windows)
     throw FrameDamage{"batch starts at stack " + std::to_string(stack) + ", comm " +
-                      std::to_string(comm) + " but " + std::to_string(ids.stacks) + " stacks and " +
-                      std::to_string(ids.comms) + " comms precede it (a frame is missing)"};
+                      std::to_string(comm) + " but " + std::to_string(ids.defined.stacks) +
+                      " stacks and " + std::to_string(ids.defined.comms) +
+                      " comms precede it (a frame is missing)"};
 }
 
 // Stack blocks and the windows made of them (--call-graph dwarf).
@@ -163,7 +198,7 @@ void decode_windows(schema::SampleBatch::Reader r, IdSpace& ids, SampleBatch& ba
   if (!batch.blocks.empty() && (ids.block_bytes == 0 || batch.blocks.size() % ids.block_bytes))
     throw FrameDamage{"stack blocks of " + std::to_string(batch.blocks.size()) +
                       " bytes, in blocks of " + std::to_string(ids.block_bytes)};
-  ids.blocks += ids.block_bytes ? batch.blocks.size() / ids.block_bytes : 0;
+  ids.defined.blocks += ids.block_bytes ? batch.blocks.size() / ids.block_bytes : 0;
   for (auto w : r.getWindows()) {
     const uint32_t size = w.getSize();
     const uint64_t base = w.getBase();
@@ -178,19 +213,19 @@ void decode_windows(schema::SampleBatch::Reader r, IdSpace& ids, SampleBatch& ba
                       w.getAbi() <= 2 ? static_cast<UserAbi>(w.getAbi()) : UserAbi::kUnknown,
                       values<uint32_t>(w.getBlocks())};
     for (uint32_t id : window.blocks)
-      if (id >= ids.blocks)
+      if (id >= ids.defined.blocks)
         throw FrameDamage{"user stack window refers to block " + std::to_string(id) +
                           " that the file never defines"};
     batch.windows.push_back(std::move(window));
   }
-  ids.windows += batch.windows.size();
+  ids.defined.windows += batch.windows.size();
   auto window_id = r.getWindowId();
   if (window_id.size() == 0)
     return;
   if (window_id.size() != batch.samples.size())
     throw FrameDamage{"window column differs in length from the samples"};
   for (size_t i = 0; i < batch.samples.size(); ++i) {
-    if (window_id[i] != kNoWindow && window_id[i] >= ids.windows)
+    if (window_id[i] != kNoWindow && window_id[i] >= ids.defined.windows)
       throw FrameDamage{"sample " + std::to_string(i) + " refers to window " +
                         std::to_string(window_id[i]) + " that the file never defines"};
     batch.samples[i].window_id = window_id[i];
@@ -211,7 +246,7 @@ void decode_samples(schema::SampleBatch::Reader r, const IdSpace& ids, SampleBat
   batch.samples.resize(n);
   uint64_t time = r.getBaseTimeNs();
   for (size_t i = 0; i < n; ++i) {
-    if (stack_id[i] >= ids.stacks || comm_id[i] >= ids.comms)
+    if (stack_id[i] >= ids.defined.stacks || comm_id[i] >= ids.defined.comms)
       throw FrameDamage{"sample " + std::to_string(i) + " refers to stack " +
                         std::to_string(stack_id[i]) + " or comm " + std::to_string(comm_id[i]) +
                         " that the file never defines"};
@@ -246,7 +281,7 @@ void decode_off_cpu(schema::SampleBatch::Reader r, const IdSpace& ids, SampleBat
   for (size_t i = 0; i < n; ++i) {
     if (waker_stack[i] == kNoWaker)
       continue;
-    if (waker_stack[i] >= ids.stacks || waker_comm[i] >= ids.comms)
+    if (waker_stack[i] >= ids.defined.stacks || waker_comm[i] >= ids.defined.comms)
       throw FrameDamage{"sample " + std::to_string(i) + "'s waker refers to stack " +
                         std::to_string(waker_stack[i]) + " or comm " +
                         std::to_string(waker_comm[i]) + " that the file never defines"};
@@ -299,8 +334,8 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
                                  static_cast<PythonEnd>(s.getPythonEnd())});
   }
   batch.comms = strs(r.getComms());
-  ids.stacks += batch.stacks.size();
-  ids.comms += batch.comms.size();
+  ids.defined.stacks += batch.stacks.size();
+  ids.defined.comms += batch.comms.size();
   decode_samples(r, ids, batch);
   decode_off_cpu(r, ids, batch);
   decode_windows(r, ids, batch);
@@ -541,11 +576,17 @@ void dispatch(capnp::MessageReader& message, bool allow_gaps, Delivery& deliver)
       return deliver(decode(message.getRoot<schema::KernelSymbols>()),
                      &RecordingVisitor::on_kernel_symbols);
     case FrameType::kProcess:
-      return deliver(decode(message.getRoot<schema::Process>()), &RecordingVisitor::on_process);
+      return deliver(decode(message.getRoot<schema::Process>(), ids),
+                     &RecordingVisitor::on_process);
     case FrameType::kSampleBatch: {
-      IdSpace after = ids;  // committed only if the whole batch decodes
-      SampleBatch batch = decode(message.getRoot<schema::SampleBatch>(), after, allow_gaps);
-      ids = after;
+      const IdSpace::Counts before = ids.defined;  // kept only if the whole batch decodes
+      SampleBatch batch;
+      try {
+        batch = decode(message.getRoot<schema::SampleBatch>(), ids, allow_gaps);
+      } catch (...) {
+        ids.defined = before;
+        throw;
+      }
       return deliver(std::move(batch), &RecordingVisitor::on_samples);
     }
     case FrameType::kElfSymbols:

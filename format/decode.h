@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -19,13 +20,27 @@
 
 namespace ebprof::format {
 
+// A file Process frames name their mappings' by id (1.10).
+struct MappedFile {
+  std::string path;
+  std::string build_id;
+  std::string debuglink;
+};
+
 // Tracks how many stacks and comms the file has defined so far, so that ids
-// in later batches can be checked against them.
+// in later batches can be checked against them, and the mapped files its
+// Process frames defined.
 struct IdSpace {
-  uint64_t stacks = 0;
-  uint64_t comms = 0;
-  uint64_t blocks = 0;
-  uint64_t windows = 0;
+  struct Counts {
+    uint64_t stacks = 0;
+    uint64_t comms = 0;
+    uint64_t blocks = 0;
+    uint64_t windows = 0;
+  };
+  Counts defined;
+  // By id: a Copy standing in for a damaged Process frame defines its ids
+  // after later frames defined theirs.
+  std::unordered_map<uint32_t, MappedFile> files;
   // What a window of this source is checked against: its header's.
   uint32_t block_bytes = 0;
   size_t user_registers = 0;
@@ -44,7 +59,8 @@ struct IdSpace {
       ++source;
     source_has_content = false;
     has_info = false;
-    stacks = comms = blocks = windows = 0;
+    defined = {};
+    files.clear();
   }
 };
 

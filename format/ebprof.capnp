@@ -81,6 +81,18 @@ struct Process {
   root @8 :Text;                # target of /proc/PID/root ("/" unless chrooted)
   # Since 1.8: the CPython interpreter the process runs, if any.
   python @9 :PythonRuntime;
+  # Since 1.10: the mapped files this frame introduces, with ids
+  # firstFileId, firstFileId+1, ... in the file's (or merged source's) own
+  # numbering. A mapping names its file by id: one defined here, or in an
+  # earlier Process frame whose Copy came before this frame.
+  firstFileId @10 :UInt32;
+  files @11 :List(MappedFile);
+}
+
+struct MappedFile {
+  path @0 :Text;                # as /proc/PID/maps shows it ("[vdso]" for pseudo-files)
+  buildId @1 :Data;             # GNU build-id of the mapped file; empty when none or unreadable
+  debuglink @2 :Text;           # its .gnu_debuglink file name; empty when none
 }
 
 struct PythonRuntime {
@@ -98,6 +110,9 @@ struct Mapping {
   path @3 :Text;                # as /proc/PID/maps shows it ("[vdso]" for pseudo-files)
   buildId @4 :Data;             # GNU build-id of the mapped file; empty when none or unreadable
   debuglink @5 :Text;           # its .gnu_debuglink file name; empty when none
+  # Since 1.10: 1 + the id of its MappedFile, whose path, buildId and
+  # debuglink stand for the three above (then empty); 0: those three hold it.
+  file @6 :UInt32;
 }
 
 # Frame kind 4: samples, plus the stacks and comm strings they introduce.

@@ -14,13 +14,14 @@ namespace ebprof::format {
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;  // a recording
-inline constexpr uint16_t kVersionMinor = 9;  // newer minors only append kinds/fields
+inline constexpr uint16_t kVersionMinor = 10;  // newer minors only append kinds/fields
 // A merged file (several sources, each starting at a Source frame): a 1.x
 // reader would run their id spaces together, so it must refuse the file.
 inline constexpr uint16_t kMergedVersionMajor = 2;
 // 1: may hold 1.3 frames; 2: MergeEnd; 3: may hold 1.6 frames (copies);
-// 4: may hold 1.8 frames (Python code objects); 5: 1.9 frames (CFI pieces)
-inline constexpr uint16_t kMergedVersionMinor = 5;
+// 4: may hold 1.8 frames (Python code objects); 5: 1.9 frames (CFI pieces);
+// 6: 1.10 frames (mapped files named by id)
+inline constexpr uint16_t kMergedVersionMinor = 6;
 // Readers take every major up to this one.
 inline constexpr uint16_t kNewestMajor = kMergedVersionMajor;
 inline constexpr size_t kFileHeaderSize = 16;

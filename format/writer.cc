@@ -170,6 +170,7 @@ void RecordingWriter::write_copies() {
     auto bytes = words.asBytes();
     write_frame(FrameType::kCopy, bytes.begin(), bytes.size(), /*compress=*/false);
   }
+  copied_file_ids_ = next_file_id_;
 }
 
 void RecordingWriter::write_message(FrameType type, capnp::MessageBuilder& message) {
@@ -259,15 +260,33 @@ void RecordingWriter::write(const ProcessInfo& process) {
   b.setComm(text(process.comm));
   b.setCapturedAtNs(process.captured_at_ns);
   auto mappings = b.initMappings(process.mappings.size());
+  // Bounded over a week-long file of ever new paths: what is forgotten is
+  // defined again.
+  if (file_ids_.size() >= kMaxFileIds)
+    file_ids_.clear();
+  const uint32_t first_file = next_file_id_;
+  std::vector<const Mapping*> files;  // those this frame defines
   for (size_t i = 0; i < process.mappings.size(); ++i) {
     const auto& m = process.mappings[i];
     auto mb = mappings[i];
     mb.setStart(m.start);
     mb.setEnd(m.end);
     mb.setFileOffset(m.file_offset);
-    mb.setPath(text(m.path));
-    mb.setBuildId(data(m.build_id));
-    mb.setDebuglink(text(m.debuglink));
+    auto [known, added] = file_ids_.try_emplace({m.path, m.build_id, m.debuglink}, next_file_id_);
+    if (!added && known->second < first_file && known->second >= copied_file_ids_)
+      known->second = next_file_id_;  // its frame not copied yet: defined again here
+    if (known->second == next_file_id_) {
+      files.push_back(&m);
+      ++next_file_id_;
+    }
+    mb.setFile(known->second + 1);
+  }
+  b.setFirstFileId(first_file);
+  auto defined = b.initFiles(static_cast<unsigned>(files.size()));
+  for (size_t i = 0; i < files.size(); ++i) {
+    defined[i].setPath(text(files[i]->path));
+    defined[i].setBuildId(data(files[i]->build_id));
+    defined[i].setDebuglink(text(files[i]->debuglink));
   }
   b.setMapsError(text(process.maps_error));
   b.setPidNamespace(process.place.pid_namespace);
@@ -487,6 +506,8 @@ void RecordingWriter::write(const MergeEnd& end) {
 
 void RecordingWriter::write(const Source& source) {
   write_copies();
+  file_ids_.clear();  // each source numbers its own
+  next_file_id_ = copied_file_ids_ = 0;
   capnp::MallocMessageBuilder message;
   auto b = message.initRoot<schema::Source>();
   b.setIndex(source.index);

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -84,6 +86,14 @@ class RecordingWriter {
   // sample batch separates them from the original: damage seldom reaches
   // both. Before a Source frame, a merged source's copies stay its own.
   std::vector<std::vector<uint8_t>> copies_;
+  // Mapped files by (path, build-id, debuglink), and their ids (1.10), in
+  // this file or merged source. A Process frame names only files it
+  // defines or that a frame already copied defined: a reader whose frame
+  // was damaged has read its copy before it needs what the frame defined.
+  std::map<std::tuple<std::string, std::string, std::string>, uint32_t> file_ids_;
+  uint32_t next_file_id_ = 0;
+  uint32_t copied_file_ids_ = 0;  // ids below this were defined in copied frames
+  static constexpr size_t kMaxFileIds = 1 << 16;
   uint64_t bytes_written_ = 0;
 };
 

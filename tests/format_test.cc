@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -374,6 +375,67 @@ TEST(Reader, ADamagedMapsFrameIsReadFromItsCopy) {
     }
     EXPECT_EQ(damaged, 6u) << "2 maps frames and their copies, 2 symbol tables";
   }
+}
+
+// Since 1.10 a Process frame names the files its mappings map by id,
+// each file defined once: in the frame that first maps it, or again in a
+// frame written before that one's copy. Whichever process or copy frame
+// is damaged, every process reads back as written.
+TEST(Reader, MappedFilesNamedByIdSurviveDamageToAnyMapsFrame) {
+  std::string path = temp_file("mapped-files.data");
+  const Mapping libc{0x7f0000000000,       0x7f0000100000, 0x28000,
+                     "/usr/lib/libc.so.6", "\xaa\xbb",     "libc.so.6.debug"};
+  const Mapping ld{0x7f0000200000, 0x7f0000230000, 0x1000, "/usr/lib/ld-linux-x86-64.so.2", "\xcc"};
+  auto process = [&](uint32_t pid, const std::string& exe) {
+    return ProcessInfo{
+        pid, exe, 5'000'000'000 + pid, {Mapping{0x400000, 0x401000, 0, exe}, libc, ld}};
+  };
+  const std::vector<ProcessInfo> written = {process(1, "/usr/bin/a"), process(2, "/usr/bin/b"),
+                                            process(3, "/usr/bin/a")};
+  auto w = RecordingWriter::create(path, {.compress = false});
+  w.write(make_info());
+  w.write(written[0]);
+  w.write(written[1]);  // before the first one's copy: defines libc and ld again
+  w.write(first_batch());
+  w.write(written[2]);  // after it: names all three files by id
+  w.write(second_batch());
+  w.write(RecordingEnd{7'000'000'000, {}});
+  w.close();
+
+  struct Frames : Collected {
+    std::vector<FrameInfo> frames;
+    void on_frame(const FrameInfo& f) override { frames.push_back(f); }
+  } all;
+  ASSERT_TRUE(read_recording(path, all).complete);
+  ASSERT_EQ(all.processes, written);
+  std::vector<FrameInfo> maps;
+  for (const FrameInfo& f : all.frames)
+    if (std::string(f.kind) == "process")
+      maps.push_back(f);
+  ASSERT_EQ(maps.size(), 3u);
+  EXPECT_LT(maps[2].raw_size, maps[1].raw_size) << "the third defines nothing";
+
+  const std::string good = read_bytes(path);
+  auto by_pid = [](std::vector<ProcessInfo> p) {
+    std::sort(p.begin(), p.end(), [](auto& a, auto& b) { return a.pid < b.pid; });
+    return p;
+  };
+  size_t damaged = 0;
+  for (const FrameInfo& f : all.frames) {
+    const std::string kind = f.kind;
+    if (kind != "process" && kind != "copy")
+      continue;
+    std::string bad = good;
+    bad[f.offset + 16 + f.stored_size / 2] ^= 0x5a;
+    write_bytes(path, bad);
+    Collected c;
+    ReadResult r = read_recording(path, c);
+    SCOPED_TRACE(kind + " frame at byte " + std::to_string(f.offset));
+    EXPECT_EQ(r.damaged_frames, 1u) << r.warning;
+    EXPECT_EQ(by_pid(c.processes), written);
+    ++damaged;
+  }
+  EXPECT_EQ(damaged, 6u) << "3 maps frames and their copies";
 }
 
 // Losing a batch loses its stacks; later batches that refer to older

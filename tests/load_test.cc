@@ -248,7 +248,7 @@ TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   write_info(out, describe_recording(r[0]), {{UnnamedReason::kBinaryNotFound, 2}});
   const std::string text = out.str();
   for (const char* line :
-       {"format          1.9, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
+       {"format          1.10, written by ebprof 9.9.9\n", "command line    ebprof-record -a\n",
         "event           cpu-clock at 99 Hz on 4 CPUs", "duration        2.00 s\n",
         "samples         2\n", "processes       1 (1 maps capture, 1 mapping)\n",
         "lost            2 (buffer full: 2)\n", "lost where      cpu 1: 2; reported from ",
@@ -276,7 +276,7 @@ TEST(DumpWriter, PrintsEveryFrameInOrder) {
         // The maps again, after the batch (1.6; the symbols too before 1.9).
         ": copy, ", "losses at 2000000000", "cpu 1 lost 2 buffer full",
         "cpu 0 partial 1 user stack unreadable", "lost 2 buffer full",
-        "partial 1 user stack unreadable", "# 8 frames, format 1.9"}) {
+        "partial 1 user stack unreadable", "# 8 frames, format 1.10"}) {
     size_t next = text.find(piece, at);
     ASSERT_NE(next, std::string::npos) << piece << "\n" << text;
     at = next;
