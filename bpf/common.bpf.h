@@ -209,6 +209,7 @@ static __always_inline __u64 fill_current(void *ctx, struct ebprof_sample *s, __
 	s->python_frames = 0;
 	s->python_end = 0;
 	s->image = 0;
+	s->period = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	kbytes = bpf_get_stack(ctx, s->ips, EBPROF_MAX_FRAMES * sizeof(__u64), 0);

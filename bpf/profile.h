@@ -169,10 +169,11 @@ struct ebprof_sample {
 	unsigned short python_frames;  /* interpreter frames after the native ones */
 	unsigned short python_end;     /* enum ebprof_python_end */
 	unsigned int image; /* EBPROF_CODE_UNKNOWN: the task's address space (ebprof_code_key) */
+	unsigned long long period; /* a perf event's sample: the events it stands for; 0: one */
 	unsigned long long user_regs[EBPROF_USER_REGS];
 	unsigned long long ips[2 * EBPROF_MAX_FRAMES];
 };
 
-#define EBPROF_SAMPLE_HEADER_SIZE 160
+#define EBPROF_SAMPLE_HEADER_SIZE 168
 
 #endif

@@ -17,8 +17,10 @@ PYTHON_STEP(python_sample_step, stack_scratch)
 /* Takes the stacks of the current task into one record, with its user
  * registers and user_stack_bytes of its user stack (all a leaf repair
  * needs, or a whole window with --call-graph dwarf). Shared by the
- * programs below, which differ only in what their context is. */
-static __always_inline int take_stack(void *ctx)
+ * programs below, which differ only in what their context is. A perf
+ * event's sample stands for `period` events (in frequency mode the kernel
+ * changes it from sample to sample); 0 for one. */
+static __always_inline int take_stack(void *ctx, __u64 period)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -34,6 +36,7 @@ static __always_inline int take_stack(void *ctx)
 	if (!w)
 		return 0;
 	size = fill_current(ctx, &w->s, tgid, tid, EBPROF_KIND_SAMPLE);
+	w->s.period = period;
 	if (tgid != 0)
 		size += take_python_frames(w, tgid, tid, 0, python_sample_step, &wake);
 	if (tgid != 0 && user_stack_bytes)
@@ -48,19 +51,19 @@ static __always_inline int take_stack(void *ctx)
 SEC("perf_event")
 int sample_stack(struct bpf_perf_event_data *ctx)
 {
-	return take_stack(ctx);
+	return take_stack(ctx, ctx->sample_period);
 }
 
 /* Every hit of a tracepoint (-e tracepoint:CATEGORY:NAME). */
 SEC("tracepoint")
 int tracepoint_stack(void *ctx)
 {
-	return take_stack(ctx);
+	return take_stack(ctx, 0);
 }
 
 /* Every call of a probed function (-e kprobe:SYMBOL, uprobe:PATH:SYMBOL). */
 SEC("kprobe")
 int probe_stack(struct pt_regs *ctx)
 {
-	return take_stack(ctx);
+	return take_stack(ctx, 0);
 }

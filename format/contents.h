@@ -243,6 +243,10 @@ struct Sample {
   uint32_t window_id = kNoWindow;  // --call-graph dwarf: its user window
   uint32_t cgroup = kNoCgroup;     // index into its batch's cgroups
   bool holds_gil = false;          // a CPython thread holding its interpreter's GIL
+  // A perf event's sample: the events it stands for (its period, which the
+  // kernel adjusts in frequency mode); 0: one (a tracepoint, a probe, a
+  // recording before 1.10).
+  uint64_t period = 0;
   bool operator==(const Sample&) const = default;
 };
 

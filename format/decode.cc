@@ -318,6 +318,16 @@ void decode_gil(schema::SampleBatch::Reader r, SampleBatch& batch) {
     batch.samples[i].holds_gil = gil[i];
 }
 
+void decode_periods(schema::SampleBatch::Reader r, SampleBatch& batch) {
+  auto period = r.getPeriod();
+  if (period.size() == 0)
+    return;
+  if (period.size() != batch.samples.size())
+    throw FrameDamage{"period column differs in length from the samples"};
+  for (size_t i = 0; i < batch.samples.size(); ++i)
+    batch.samples[i].period = period[i];
+}
+
 SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps) {
   check_first_ids(r, ids, allow_gaps);
   SampleBatch batch;
@@ -341,6 +351,7 @@ SampleBatch decode(schema::SampleBatch::Reader r, IdSpace& ids, bool allow_gaps)
   decode_windows(r, ids, batch);
   decode_cgroups(r, batch);
   decode_gil(r, batch);
+  decode_periods(r, batch);
   return batch;
 }
 

@@ -161,6 +161,11 @@ struct SampleBatch {
   # Since 1.8, per sample: the thread held its CPython interpreter's GIL;
   # empty when no sample of the batch did.
   holdsGil @24 :List(Bool);
+  # Since 1.10, per sample: the events a perf event's sample stands for (its
+  # period; in frequency mode the kernel adjusts it from sample to sample),
+  # 0 for one (a tracepoint's, a probe's, an interval off CPU); empty when
+  # every sample of the batch stands for one.
+  period @25 :List(UInt64);
 }
 
 struct Cgroup {

@@ -13,7 +13,7 @@ namespace ebprof::format {
 // PNG-style: the high byte catches 7-bit transfers, the newline catches
 // text-mode line-ending conversion.
 inline constexpr std::array<uint8_t, 8> kMagic = {0x89, 'E', 'B', 'P', 'R', 'O', 'F', '\n'};
-inline constexpr uint16_t kVersionMajor = 1;  // a recording
+inline constexpr uint16_t kVersionMajor = 1;   // a recording
 inline constexpr uint16_t kVersionMinor = 10;  // newer minors only append kinds/fields
 // A merged file (several sources, each starting at a Source frame): a 1.x
 // reader would run their id spaces together, so it must refuse the file.

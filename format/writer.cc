@@ -418,6 +418,14 @@ void set_gil(schema::SampleBatch::Builder b, const std::vector<Sample>& samples)
     gil.set(i, samples[i].holds_gil);
 }
 
+void set_periods(schema::SampleBatch::Builder b, const std::vector<Sample>& samples) {
+  if (std::none_of(samples.begin(), samples.end(), [](const Sample& s) { return s.period; }))
+    return;
+  auto period = b.initPeriod(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i)
+    period.set(i, samples[i].period);
+}
+
 }  // namespace
 
 void RecordingWriter::write(const SampleBatch& batch) {
@@ -429,6 +437,7 @@ void RecordingWriter::write(const SampleBatch& batch) {
   set_windows(b, batch);
   set_cgroups(b, batch);
   set_gil(b, batch.samples);
+  set_periods(b, batch.samples);
   write_message(FrameType::kSampleBatch, message);
   write_copies();
 }

@@ -96,6 +96,7 @@ void Recorder::on_record(std::span<const std::byte> record) {
   batch_.samples.back().window_id = window;
   batch_.samples.back().cgroup = intern_cgroup(s->cgroup_id);
   batch_.samples.back().holds_gil = s->holds_gil;
+  batch_.samples.back().period = s->period;
   ++stats_.samples;
   stats_.off_cpu += s->off_cpu;
   if (batch_.samples.size() >= kMaxBatchSamples)

@@ -69,6 +69,7 @@ std::optional<RawSample> decode_sample(std::span<const std::byte> bytes) {
   s.switch_window = header.kind == EBPROF_KIND_SWITCH_WINDOW;
   s.peer = s.waker ? header.peer : 0;
   s.blocked_ns = s.off_cpu ? header.blocked_ns : 0;
+  s.period = header.kind == EBPROF_KIND_SAMPLE ? header.period : 0;
   s.state = s.off_cpu ? static_cast<uint8_t>(header.state) : 0;
   s.cgroup_id = header.cgroup_id;
   const char* comm = reinterpret_cast<const char*>(bytes.data()) + offsetof(ebprof_sample, comm);

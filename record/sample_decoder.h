@@ -31,6 +31,7 @@ struct RawSample {
   bool switch_window = false;
   uint32_t peer = 0;
   uint64_t blocked_ns = 0;  // off CPU: how long
+  uint64_t period = 0;      // a perf event's sample: the events it stands for; 0: one
   uint8_t state = 0;        // off CPU: format::BlockState
   uint64_t cgroup_id = 0;   // cgroup v2 id; 0: none
   std::string_view comm;

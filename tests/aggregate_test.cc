@@ -92,7 +92,7 @@ TEST(Aggregate, MergesWhatTheGroupingDoesNotTellApart) {
   ASSERT_EQ(merged.stacks.size(), 2u);
   EXPECT_EQ(merged.stacks[0].values.count, 5u);
   EXPECT_EQ(merged.stacks[1].values.count, 5u);
-  EXPECT_EQ(merged.stacks[1].values.time_ns, 3500u);
+  EXPECT_EQ(merged.stacks[1].values.weight, 3500u);
   const Profile threads = aggregate(recordings, names, resolver, {.grouping = {.threads = true}});
   EXPECT_EQ(threads.stacks.size(), 4u);
   // --weight time: counts are microseconds, rounded per stack.

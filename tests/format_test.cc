@@ -74,6 +74,9 @@ SampleBatch first_batch() {
   b.cgroups = {{42, "/system.slice/hotcold.service"}, {7, ""}};
   b.samples[0].cgroup = 1;
   b.samples[2].cgroup = 0;
+  // Periods (1.10): the kernel adapts them at -F; 0 stands for one event.
+  b.samples[0].period = 250;
+  b.samples[1].period = 1;
   return b;
 }
 
@@ -145,8 +148,10 @@ TEST_P(RoundTrip, EveryFrameKindReadsBackAsWritten) {
     EXPECT_EQ(b.samples[i].tid, first_batch().samples[i].tid);
     EXPECT_EQ(b.samples[i].cpu, first_batch().samples[i].cpu);
     EXPECT_EQ(b.samples[i].stack_id, first_batch().samples[i].stack_id);
+    EXPECT_EQ(b.samples[i].period, first_batch().samples[i].period);
   }
   EXPECT_EQ(c.batches[1].samples[0].comm_id, 1u);
+  EXPECT_EQ(c.batches[1].samples[0].period, 0u) << "a batch without periods";
   ASSERT_EQ(c.embedded.size(), 1u);
   EXPECT_EQ(c.embedded[0].build_id, "\x12\x34");
   EXPECT_EQ(c.embedded[0].segments[0].vaddr, 0x401000u);

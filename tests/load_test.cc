@@ -92,7 +92,7 @@ TEST(Recording, CountsSamplesByKey) {
   EXPECT_EQ(key.cpu, 2u);
   EXPECT_EQ(key.state, ThreadState::kOnCpu);
   EXPECT_EQ(values.count, 1u);
-  EXPECT_EQ(values.time_ns, 1'000'000'000u / 99);
+  EXPECT_EQ(values.weight, 1'000'000'000u / 99);
   EXPECT_EQ(load(write_small_recording(), {.tids = {8}})[0].total_samples, 1u);
 }
 

@@ -43,7 +43,9 @@ struct StackSpec {
   uint64_t count = 1;
   std::vector<Frame> frames;  // leaf first
   ThreadState state = ThreadState::kOnCpu;
-  uint64_t time_ns = 0;
+  // What the samples stand for; 0: as the loader weighs samples on CPU,
+  // their count times the summary's sample_weight.
+  uint64_t weight = 0;
   std::string cgroup;  // "" for none
 };
 
@@ -67,8 +69,11 @@ inline Profile make_profile(const std::vector<StackSpec>& specs, RecordingSummar
                   .cgroup = name(s.cgroup),
                   .cpu = s.cpu,
                   .state = s.state};
+    const uint64_t weight = s.weight || s.state != ThreadState::kOnCpu
+                                ? s.weight
+                                : s.count * std::max<uint64_t>(p.summary.sample_weight, 1);
     p.stacks.push_back(
-        {key, FrameView(p.frames->keep(std::move(ids)), p.frames.get()), {s.count, s.time_ns}});
+        {key, FrameView(p.frames->keep(std::move(ids)), p.frames.get()), {s.count, weight}});
   }
   return p;
 }

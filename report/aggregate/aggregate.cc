@@ -75,7 +75,7 @@ Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
     auto [it, inserted] = index.try_emplace(key, kDropped);
     if (!inserted) {
       if (it->second != kDropped)
-        p.stacks[it->second].values.add(values.count, values.time_ns);
+        p.stacks[it->second].values.add(values.count, values.weight);
       continue;
     }
     auto [frames, fresh] = shaped.try_emplace(shape.apply(key));
@@ -89,10 +89,12 @@ Profile aggregate(std::span<const Recording> recordings, const NameTable& names,
     it->second = p.stacks.size();
     p.stacks.push_back({key, *frames->second, values});
   }
-  // --weight time: what each stack stands for, in microseconds, becomes its count.
-  if (options.unit == Unit::kMicroseconds)
-    for (ProfileStack& s : p.stacks)
-      s.values.count = (s.values.time_ns + 500) / 1000;
+  // Weighed by time or events: what each stack stands for becomes its count.
+  for (ProfileStack& s : p.stacks)
+    if (options.unit == Unit::kMicroseconds)
+      s.values.count = (s.values.weight + 500) / 1000;
+    else if (options.unit == Unit::kEvents)
+      s.values.count = s.values.weight;
   return p;
 }
 

@@ -95,7 +95,7 @@ RecordingFacts describe_recording(const Recording& r) {
   for (const auto& [key, values] : r.counts)
     if (key.state != ThreadState::kOnCpu) {
       f.off_cpu_intervals += values.count;
-      f.off_cpu_ns += values.time_ns;
+      f.off_cpu_ns += values.weight;
     }
   f.stacks = distinct_stacks(r);
   f.processes = r.processes.size();

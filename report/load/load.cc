@@ -154,7 +154,6 @@ class RecordingBuilder : public format::RecordingVisitor {
 
 void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   Recording& r = r_();
-  const uint64_t period = sample_weight(r.info);
   keys_->begin_batch(r, batch);
   r.stacks.add(batch.first_stack_id, std::move(batch.stacks));
   Pending& p = pending_.emplace_back();
@@ -177,7 +176,8 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
     auto [it, inserted] = p.index.try_emplace(key, p.counts.size());
     if (inserted)
       p.counts.emplace_back(key, SampleValues{});
-    p.counts[it->second].second.add(1, s.blocked_ns == 0 ? period : s.blocked_ns);
+    p.counts[it->second].second.add(1, weight_of(r.info, s));
+    r.sample_periods |= s.period != 0;
     ++r.total_samples;
     r.last_sample_ns = std::max(r.last_sample_ns, s.time_ns);
   }
@@ -198,7 +198,7 @@ void RecordingBuilder::settle_oldest() {
     if (inserted)
       r.counts.emplace_back(key, values);
     else
-      r.counts[it->second].second.add(values.count, values.time_ns);
+      r.counts[it->second].second.add(values.count, values.weight);
   }
 }
 

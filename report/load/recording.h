@@ -81,6 +81,9 @@ struct Recording {
   // What --view leaves out: samples on CPU, intervals off it.
   uint64_t unviewed_samples = 0, unviewed_intervals = 0;
   uint64_t last_sample_ns = 0;
+  // Its samples on CPU carry their periods (1.10): what each stands for,
+  // for an event whose period the kernel adapts at -F.
+  bool sample_periods = false;
   // --time: the window's bounds on this recording's clock (CLOCK_MONOTONIC
   // ns), where it has them; the duration shown is what they leave.
   std::optional<uint64_t> window_start_ns, window_end_ns;

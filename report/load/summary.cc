@@ -1,5 +1,7 @@
 #include "report/load/summary.h"
 
+#include <algorithm>
+
 #include <map>
 #include <set>
 
@@ -18,6 +20,8 @@ RecordingSummary summarize(std::span<const Recording> recordings) {
   s.sample_period = first.sample_period;
   s.sample_weight = sample_weight(first);
   s.clock_event = is_clock_event(first.event);
+  s.sample_periods = std::any_of(recordings.begin(), recordings.end(),
+                                 [](const Recording& r) { return r.sample_periods; });
   s.sampling = first.sampling;
   s.off_cpu = first.off_cpu;
   s.cpu_count = first.cpu_count;
@@ -78,6 +82,14 @@ uint64_t sample_weight(const format::RecordingInfo& info) {
     return info.sample_period;
   return info.sample_frequency && is_clock_event(info.event) ? 1'000'000'000 / info.sample_frequency
                                                              : 0;
+}
+
+uint64_t weight_of(const format::RecordingInfo& info, const format::Sample& s) {
+  if (s.blocked_ns)
+    return s.blocked_ns;
+  if (s.period)
+    return s.period;
+  return std::max<uint64_t>(sample_weight(info), 1);
 }
 
 std::vector<format::LossCount> loss_totals(const Recording& r) {

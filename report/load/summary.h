@@ -32,6 +32,11 @@ bool is_clock_event(const std::string& event);
 // kernel adapts sample by sample).
 uint64_t sample_weight(const format::RecordingInfo& info);
 
+// What sample `s` of a recording stands for: an interval off CPU its
+// length (ns); a sample on CPU the events of its period (1.10), else
+// sample_weight(), else one.
+uint64_t weight_of(const format::RecordingInfo& info, const format::Sample& s);
+
 // Losses by cause over the whole recording: the end frame's totals, or the
 // sum of the loss reports when the recorder was killed.
 std::vector<format::LossCount> loss_totals(const Recording& recording);

@@ -106,6 +106,7 @@ struct ProfileStack {
 enum class Unit : uint8_t {
   kSamples,       // samples, and intervals off CPU
   kMicroseconds,  // --weight time: periods and lengths
+  kEvents,        // the periods of samples of an event the kernel adapts at -F, as perf weighs
 };
 
 // What a report over one or several recordings says in its header: the
@@ -123,9 +124,10 @@ struct RecordingSummary {
   // What one sample stands for in its event's unit (nanoseconds for a
   // clock), 0 when unknown: see sample_weight().
   uint64_t sample_weight = 0;
-  bool clock_event = false;  // the event counts time (cpu-clock, task-clock)
-  bool sampling = true;      // samples on CPU were taken
-  std::string off_cpu;       // how switches were seen with --off-cpu; "" without
+  bool clock_event = false;     // the event counts time (cpu-clock, task-clock)
+  bool sample_periods = false;  // samples carry their periods (1.10): weights in events
+  bool sampling = true;         // samples on CPU were taken
+  std::string off_cpu;          // how switches were seen with --off-cpu; "" without
   uint32_t cpu_count = 0;
   uint64_t start_realtime_ns = 0;
   double duration_s = 0;

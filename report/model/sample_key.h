@@ -95,14 +95,14 @@ struct SampleKeyHash {
 
 // What a key's samples add up to.
 struct SampleValues {
-  uint64_t count = 0;    // samples and intervals off CPU; microseconds when the unit is time
-  uint64_t time_ns = 0;  // what they stand for: sample periods and time off CPU
+  uint64_t count = 0;   // samples and intervals off CPU; microseconds when the unit is time
+  uint64_t weight = 0;  // what they stand for: events (ns of a clock), time off CPU (ns)
 
-  void add(uint64_t n, uint64_t ns) {
+  void add(uint64_t n, uint64_t w) {
     count += n;
     // Saturated: a hostile length must not wrap a sum around.
-    if (__builtin_add_overflow(time_ns, ns, &time_ns))
-      time_ns = UINT64_MAX;
+    if (__builtin_add_overflow(weight, w, &weight))
+      weight = UINT64_MAX;
   }
 };
 

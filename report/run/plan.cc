@@ -272,8 +272,16 @@ Unit unit_for(const Plan& plan, std::span<const std::span<const Recording>> side
     for (const Recording& r : side)
       for (const auto& [key, values] : r.counts)
         time |= key.state != ThreadState::kOnCpu;
-  if (!time)
+  if (!time) {
+    // perf weighs a sample by its period: at -F the kernel adapts it to
+    // the event's rate, so a burst of page faults is few samples of many
+    // events each. A clock's period is fixed: samples say the same.
+    for (std::span<const Recording> side : sides)
+      for (const Recording& r : side)
+        if (r.sample_periods && !is_clock_event(r.info.event))
+          return Unit::kEvents;
     return Unit::kSamples;
+  }
   // A sample of cycles or of a tracepoint is an event, not a length of time.
   for (std::span<const Recording> side : sides)
     for (const Recording& r : side)

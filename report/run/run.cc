@@ -197,11 +197,10 @@ void run_script(const Plan& plan, Stages& stages, std::ostream& out) {
           if (!it->second)
             return;
           // perf prints the period of each sample.
-          const uint64_t period = std::max<uint64_t>(sample_weight(r.info), 1);
-          write_script_sample(out,
-                              {stages.names.all()[key.comm], key, s.time_ns,
-                               s.blocked_ns ? s.blocked_ns : period, r.info.event},
-                              *it->second);
+          write_script_sample(
+              out,
+              {stages.names.all()[key.comm], key, s.time_ns, weight_of(r.info, s), r.info.event},
+              *it->second);
         },
         stages.settle());
   }

@@ -132,7 +132,15 @@ const char* state_name(ThreadState state) {
 }
 
 const char* unit_name(Unit unit) {
-  return unit == Unit::kMicroseconds ? "us" : "samples";
+  switch (unit) {
+    case Unit::kMicroseconds:
+      return "us";
+    case Unit::kEvents:
+      return "events";
+    case Unit::kSamples:
+      break;
+  }
+  return "samples";
 }
 
 std::string describe_rate(uint64_t frequency, uint64_t period) {

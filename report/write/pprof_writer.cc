@@ -148,9 +148,9 @@ struct Side {
 
 // Which values every sample carries, besides its count.
 struct Values {
-  // The samples' weight in the event's unit, when it is known: time for a
-  // clock, events for a period (-c, probes). 0: none.
-  int64_t period = 0;
+  // The samples carry their weight in the event's unit: time for a clock,
+  // events for a period (-c, probes, or each sample's own since 1.10).
+  bool weighed = false;
   bool off_cpu = false;  // intervals off CPU weigh their length, in a type of their own
 };
 
@@ -159,15 +159,15 @@ Values describe(Builder& b, const RecordingSummary& info, std::span<const Side> 
   pp::Profile& p = b.profile();
   const bool clock = info.clock_event;
   // --off-cpu-only took no samples: its event is no event.
-  Values v{info.sampling ? static_cast<int64_t>(std::min<uint64_t>(info.sample_weight, INT64_MAX))
-                         : 0};
+  Values v{info.sampling && (info.sample_weight || info.sample_periods)};
   b.value_type(p.add_sample_type(), "samples", "count");
-  if (v.period) {
+  if (v.weighed) {
     b.value_type(p.add_sample_type(), clock ? "cpu" : info.event.c_str(),
                  clock ? "nanoseconds" : "count");
     b.value_type(p.mutable_period_type(), clock ? "cpu" : info.event.c_str(),
                  clock ? "nanoseconds" : "count");
-    p.set_period(v.period);
+    // A fixed period; at -F the kernel adapts another event's from sample to sample.
+    p.set_period(static_cast<int64_t>(std::min<uint64_t>(info.sample_weight, INT64_MAX)));
   }
   // pprof shows the last type first, so -top ranks where time went.
   for (const Side& side : sides)
@@ -225,13 +225,13 @@ void add_samples(Builder& b, const Side& side, const Values& v) {
     const double scaled = static_cast<double>(s.values.count) * side.factor;
     const bool on_cpu = s.key.state == ThreadState::kOnCpu;
     sample->add_value(saturated(scaled));
-    // From the unrounded count: a diff's base, scaled down, keeps its
-    // long tail in the time value, where whole samples would round to 0.
-    if (v.period)
-      sample->add_value(on_cpu ? saturated(scaled * static_cast<double>(v.period)) : 0);
+    // Unrounded: a diff's base, scaled down, keeps its long tail in the
+    // weighed value, where whole samples would round to 0.
+    const int64_t weight = saturated(static_cast<double>(s.values.weight) * side.factor);
+    if (v.weighed)
+      sample->add_value(on_cpu ? weight : 0);
     if (v.off_cpu)
-      sample->add_value(on_cpu ? 0
-                               : saturated(static_cast<double>(s.values.time_ns) * side.factor));
+      sample->add_value(on_cpu ? 0 : weight);
     auto label = [&](int64_t key) {
       pp::Label* l = sample->add_label();
       l->set_key(key);

@@ -35,6 +35,9 @@ void write_header(std::ostream& out, const Profile& p, uint64_t shown) {
     out << string_printf("# %.3f s of time in %s and intervals off CPU", shown / 1e6,
                          count_of(s.samples, "sample", "samples").c_str())
         << left_out(s, s.samples);
+  } else if (p.unit == Unit::kEvents) {
+    out << "# " << count_of(shown, "event", "events") << " in "
+        << count_of(s.samples, "sample", "samples") << left_out(s, s.samples);
   } else {
     out << "# " << count_of(shown, "sample", "samples") << left_out(s, shown);
   }
@@ -202,7 +205,9 @@ void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, 
   const bool time = p.unit == Unit::kMicroseconds;
   const bool children = options.children_column;
   std::string titles = std::string(children ? "# Children      Self" : "#     Self") +
-                       (time ? "   Time ms" : "   Samples");
+                       (time                      ? "   Time ms"
+                        : p.unit == Unit::kEvents ? "    Events"
+                                                  : "   Samples");
   std::string dots = children ? "# ........  ........  ........" : "# ........  ........";
   for (SortKey k : options.sort) {
     const Column& c = column(k);

@@ -26,6 +26,7 @@ const std::string kShortlived = EBPROF_SHORTLIVED_BIN;
 const std::string kTwoThreads = EBPROF_TWO_THREADS_BIN;
 const std::string kDlopenHost = EBPROF_DLOPEN_HOST_BIN;
 const std::string kJit = EBPROF_JIT_BIN;
+const std::string kFaults = EBPROF_FAULTS_BIN;
 
 // One row of the top table: samples, command, shared object, symbol.
 struct TopRow {
@@ -714,6 +715,50 @@ TEST(EndToEnd, ACommandsEventsAreItsOwnAndItsChildrens) {
   ASSERT_TRUE(comms.contains("hotcold"));
   EXPECT_EQ(comms.at("hotcold").size(), 2u);
   EXPECT_FALSE(comms.contains("ebprof-record")) << "sampled before its exec";
+}
+
+// At -F the kernel adapts a software event's period to its rate: a burst of
+// page faults is a few samples of many faults each. Weighed by period as
+// perf weighs, each function's share is its share of the faults; counted by
+// samples the top table disagreed with perf's.
+TEST(EndToEnd, SamplesOfAnAdaptedPeriodWeighTheirEvents) {
+  REQUIRE_BPF();
+  const std::string data = temp_file("weighed-faults.data");
+  Outcome rec = run(kRecord + " -e page-faults -F 4000 -o " + data + " -- " + kFaults + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(rec.out, m, std::regex("trickle (\\d+)\nburst (\\d+)"))) << rec.out;
+  const double trickle = std::stod(m[1]), burst = std::stod(m[2]);
+
+  // The faults under each function, from the folded stacks' counts.
+  auto faults_in = [](const std::string& folded, const std::string& function) {
+    uint64_t n = 0;
+    std::istringstream in(folded);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("::" + function + "(") != std::string::npos)
+        n += std::stoull(line.substr(line.rfind(' ') + 1));
+    return n;
+  };
+  const std::string folded = run(kReport + " -i " + data + " --format folded").out;
+  const uint64_t in_burst = faults_in(folded, "burst"), in_trickle = faults_in(folded, "trickle");
+  // Every fault is counted, each sample standing for those since the one
+  // before: the burst's events are its faults, to the last period's.
+  EXPECT_GT(in_burst, 0.9 * burst) << folded;
+  EXPECT_LT(in_burst, 1.1 * burst) << folded;
+  EXPECT_LT(in_trickle, 1.5 * trickle + 50) << folded;
+  const std::string top = run(kReport + " -i " + data + " --stdio --no-children").out;
+  EXPECT_NE(top.find(" events in "), std::string::npos) << top;
+  EXPECT_NE(top.find("    Events"), std::string::npos) << top;
+
+  // Counted by samples, the burst is a few samples of hundreds of faults.
+  const std::string counted =
+      run(kReport + " -i " + data + " --format folded --weight samples").out;
+  EXPECT_GT(faults_in(counted, "burst"), 0u) << counted;
+  EXPECT_LT(faults_in(counted, "burst"), 0.1 * burst) << counted;
+
+  // script prints each sample's period, as perf script does.
+  const std::string script = run(kReport + " script -i " + data).out;
+  EXPECT_TRUE(std::regex_search(script, std::regex(": +[0-9]{3,} page-faults:"))) << script;
 }
 
 TEST(EndToEnd, RecordingsAreReadableOnlyByTheirOwnerAndQuietIsSilent) {
