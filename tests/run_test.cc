@@ -15,6 +15,7 @@
 #include "report/load/load.h"
 #include "report/load/merge.h"
 #include "report/run/cli.h"
+#include "report/run/follow.h"
 #include "report/run/memory_budget.h"
 #include "report/run/plan.h"
 #include "report/run/run.h"
@@ -192,6 +193,35 @@ TEST(Plan, FollowIsTheTopTableOnTheTerminal) {
   o.format = "top";
   o.output = "top.txt";
   EXPECT_THROW(make_plan(o), Error);
+}
+
+// --follow over --switch-output: the files renamed since it began, then
+// the one being written; an earlier rotation's and unrelated files left out.
+TEST(Follow, ARotationIsOneSeries) {
+  EXPECT_TRUE(rotated_from("h.data.2026120723135167", "h.data"));
+  EXPECT_TRUE(rotated_from("h.data.2026120723135167-2", "h.data"));
+  EXPECT_FALSE(rotated_from("h.data.old", "h.data"));
+  EXPECT_FALSE(rotated_from("h.data.2026120723135167-", "h.data"));
+  EXPECT_FALSE(rotated_from("h.data.202612072313516", "h.data"));
+  EXPECT_FALSE(rotated_from("h.datb.2026120723135167", "h.data"));
+
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "series";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string name = (dir / "h.data").string();
+  auto touch = [](const std::string& path) { std::ofstream(path) << "x"; };
+  touch(name + ".2020010100000000");  // an earlier series
+  touch(name + ".old");
+  touch(name);
+  const FollowedSeries series(name);
+  EXPECT_EQ(series.files(), std::vector<std::string>{name});
+  std::filesystem::rename(name, name + ".2026120723135167");
+  EXPECT_EQ(series.files(), std::vector<std::string>{name + ".2026120723135167"})
+      << "between a switch's rename and its new file";
+  touch(name);
+  touch(name + ".2026120723135167-1");
+  EXPECT_EQ(series.files(), (std::vector<std::string>{name + ".2026120723135167",
+                                                      name + ".2026120723135167-1", name}));
 }
 
 TEST(Plan, LabelsChooseWhatPprofKeepsApart) {

@@ -26,6 +26,7 @@
 #include "report/load/summary.h"
 #include "report/locate/debuginfod.h"
 #include "report/resolve/stack_resolver.h"
+#include "report/run/follow.h"
 #include "report/run/memory_budget.h"
 #include "report/run/slices.h"
 #include "report/unwind/dwarf_unwinder.h"
@@ -268,32 +269,51 @@ uint64_t bytes_of(const std::vector<std::string>& paths) {
   return total;
 }
 
-// --follow: the whole file read again each second (a report of it is a
+// The files --follow reads now: each input's series (a rotation's files
+// since the follow began, then the file being written).
+std::vector<std::string> followed_files(const std::vector<FollowedSeries>& series) {
+  std::vector<std::string> files;
+  for (const FollowedSeries& s : series)
+    for (std::string& file : s.files())
+      files.push_back(std::move(file));
+  return files;
+}
+
+// --follow: the whole series read again each second (a report of it is a
 // fraction of that), the table redrawn, until the recorder wrote its end,
-// or the file has not grown for 30 s: a recorder killed leaves no end
+// or the files have not grown for 30 s: a recorder killed leaves no end
 // frame, and following it would never end.
 void run_follow(const Plan& plan, std::ostream& out) {
   constexpr int kStillSeconds = 30;
   const bool terminal = isatty(STDOUT_FILENO);
+  std::vector<FollowedSeries> series(plan.inputs.begin(), plan.inputs.end());
+  Plan now = plan;
+  now.top.following = true;
   uint64_t last_bytes = 0;
   for (int still = 0;; ++still) {
-    if (const uint64_t bytes = bytes_of(plan.inputs); bytes != last_bytes) {
+    now.inputs = followed_files(series);
+    if (const uint64_t bytes = bytes_of(now.inputs); bytes != last_bytes) {
       last_bytes = bytes;
       still = 0;
     }
     std::ostringstream table;
     bool ended = true;
     {
-      Stages stages(plan);  // a report each second, each freed after
+      Stages stages(now);  // a report each second, each freed after
       const Profile& p = stages.profile();
-      plan.format->write(table, p, plan);
+      plan.format->write(table, p, now);
       ended = p.summary.ended;
     }
     // Home and clear, as top does; piped, one table after the other.
     out << (terminal ? "\033[H\033[2J" : "") << table.str() << (terminal ? "" : "\n");
     out.flush();
-    if (ended)
-      return;
+    // Every file ended: the recording, unless a rotation is between
+    // writing a file's end and starting the next.
+    if (ended) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (followed_files(series) == now.inputs)
+        return;
+    }
     if (still >= kStillSeconds)
       throw Error(plan.inputs.front() + " has not grown for " + std::to_string(kStillSeconds) +
                   " s and has no end frame: its recorder was stopped or killed; the table above "

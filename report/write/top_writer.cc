@@ -29,7 +29,7 @@ std::string left_out(const RecordingSummary& s, uint64_t shown) {
                        idle.c_str());
 }
 
-void write_header(std::ostream& out, const Profile& p, uint64_t shown) {
+void write_header(std::ostream& out, const Profile& p, uint64_t shown, bool following) {
   const RecordingSummary& s = p.summary;
   if (p.unit == Unit::kMicroseconds) {
     out << string_printf("# %.3f s of time in %s and intervals off CPU", shown / 1e6,
@@ -54,7 +54,9 @@ void write_header(std::ostream& out, const Profile& p, uint64_t shown) {
   if (std::string partial = describe_losses(s.losses, true); partial != "0")
     out << "# partial stacks " << partial << "\n";
   if (!s.ended)
-    out << "# recording has no end frame: the recorder was killed or the file is cut\n";
+    out << (following
+                ? "# following: the recorder is writing it\n"
+                : "# recording has no end frame: the recorder was killed or the file is cut\n");
   if (!s.warning.empty())
     out << "# warning: " << s.warning << "\n";
   for (const auto& [why, processes] : s.python_not_read)
@@ -269,7 +271,7 @@ bool sorts_by_cgroup(const std::vector<SortKey>& keys) {
 void write_top(std::ostream& out, const Profile& profile, const TopOptions& options) {
   Rows rows;
   const uint64_t total = count_rows(profile, options, rows);
-  write_header(out, profile, total);
+  write_header(out, profile, total, options.following);
   write_rows(out, profile, options, std::move(rows), total);
   if (total != 0) {
     out << "#\n# unnamed frames: "

@@ -20,6 +20,8 @@ struct TopOptions {
   double percent_limit = 0;     // rows below this share (of what orders them) are left out
   CallGraphOptions call_graph;  // -g: under each row, the call paths of its self samples
   bool children_column = true;  // false with --no-children, as perf drops it
+  // --follow: a recording without its end frame is being written, no alarm.
+  bool following = false;
 };
 
 // perf's --sort list ("comm,dso,symbol", or perf's "sym"; also pid, tid,

@@ -277,6 +277,44 @@ TEST(EndToEnd, FollowRedrawsTheTopTableUntilTheRecordingEnds) {
   EXPECT_EQ(tables.back(), samples_in(data));
   const std::string last = follow.out.substr(follow.out.rfind("samples of "));
   EXPECT_NE(last.find(kLeafChain), std::string::npos) << last;
+  // While the recorder writes it, a missing end frame is no alarm.
+  EXPECT_EQ(follow.out.find("no end frame"), std::string::npos) << follow.out;
+}
+
+// --switch-output renames the file being written at each switch: --follow
+// reads the rotation as one series, its count growing across switches,
+// and ends with it (it reset at each switch, then failed: "cannot open").
+TEST(EndToEnd, FollowReadsARotationAsOneSeries) {
+  REQUIRE_BPF();
+  const fs::path dir = temp_file("follow-rotation");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string data = (dir / "h.data").string();
+  // An earlier series's file is not part of this one.
+  fs::copy_file(std::string(EBPROF_TEST_DATA_DIR) + "/v1.2-hotcold.data",
+                data + ".2020010100000000");
+  const pid_t pid =
+      spawn({kRecord, "-q", "-F", "499", "--switch-output=1s", "-o", data, "--", kHotcold, "3.5"});
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 100 && !fs::exists(data); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Outcome follow = run("timeout 30 " + kReport + " -i " + data + " --follow -n 5");
+  EXPECT_EQ(wait_exit(pid), 0);
+  EXPECT_EQ(follow.status, 0) << follow.err;
+  EXPECT_EQ(follow.err, "");
+  EXPECT_EQ(follow.out.find("no end frame"), std::string::npos) << follow.out;
+  std::vector<uint64_t> tables;
+  const std::regex header(R"(# (\d+) samples of )");
+  for (auto it = std::sregex_iterator(follow.out.begin(), follow.out.end(), header);
+       it != std::sregex_iterator(); ++it)
+    tables.push_back(std::stoull((*it)[1]));
+  ASSERT_GE(tables.size(), 3u) << follow.out;
+  EXPECT_TRUE(std::is_sorted(tables.begin(), tables.end())) << follow.out;
+  uint64_t series = 0;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename() != "h.data.2020010100000000")
+      series += samples_in(entry.path().string());
+  EXPECT_EQ(tables.back(), series) << "every file of the series, the earlier one left out";
 }
 
 }  // namespace
