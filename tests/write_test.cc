@@ -281,6 +281,37 @@ TEST(TopWriter, CallGraphsUnderEachRow) {
   EXPECT_EQ(parse_call_graph("").mode, CallGraphMode::kGraph);
 }
 
+// With --children, perf draws under each row what its function called:
+// main, with no self samples, got no graph at all.
+TEST(TopWriter, ChildrenRowsShowWhatTheirFunctionCalled) {
+  const Profile profile = make_profile(sample_stacks(), summary_of(100, 1));
+  auto row = [&](const std::string& spec, const std::string& symbol) {
+    std::ostringstream out;
+    write_top(out, profile, {.rows = 0, .children = true, .call_graph = parse_call_graph(spec)});
+    const std::string text = out.str();
+    const size_t at = text.find("[.] " + symbol + "\n");
+    if (at == std::string::npos)
+      return text;
+    const size_t start = at + symbol.size() + 5;
+    return text.substr(start, text.find("\n\n", start) + 2 - start);
+  };
+  EXPECT_EQ(row("graph", "main"),
+            "            ---main\n"
+            "               |\n"
+            "               |--70.00%--demo::caller_a()\n"
+            "               |          demo::hot_leaf(unsigned long)\n"
+            "               |\n"
+            "                --30.00%--demo::caller_b()\n"
+            "                          demo::hot_leaf(unsigned long)\n"
+            "                          |\n"
+            "                           --5.00%--irq_exit\n"
+            "\n");
+  EXPECT_EQ(row("folded", "demo::caller_a()"),
+            "            70.00% demo::caller_a();demo::hot_leaf(unsigned long)\n\n");
+  // A leaf's row: its callers alone, as without --children.
+  EXPECT_EQ(row("graph", "demo::hot_leaf(unsigned long)").find("---"), std::string::npos);
+}
+
 TEST(TopWriter, SelfTimeOfLeafFramesMostFirst) {
   RecordingSummary summary = summary_of(100, 1);
   summary.ended = false;

@@ -46,14 +46,32 @@ class Names {
   std::vector<const std::string*> names_;  // by name id, into by_name_
 };
 
-// The callers of a chain's leaf, `depth` steps from it (nearest first) or
-// from the outermost caller in, as name ids; nullopt past its end.
-std::optional<uint32_t> caller_at(const CallChain& c, size_t depth, bool outermost_first,
-                                  Names& names) {
+// Which way a call graph walks a chain from its entry.
+enum class Walk : uint8_t {
+  kCallers,      // its callers, nearest first
+  kOutermostIn,  // its callers, from the outermost in
+  kCallees,      // what it called, down to the leaf
+};
+
+// The frame of a chain `depth` steps along `walk`, as a name id; nullopt
+// past its end.
+std::optional<uint32_t> frame_at(const CallChain& c, size_t depth, Walk walk, Names& names) {
   const FrameView& frames = c.stack->frames;
-  if (depth + 1 >= frames.size())
-    return std::nullopt;
-  return names.of(frames, outermost_first ? frames.size() - 1 - depth : depth + 1);
+  switch (walk) {
+    case Walk::kCallers:
+      if (c.entry + depth + 1 >= frames.size())
+        return std::nullopt;
+      return names.of(frames, c.entry + depth + 1);
+    case Walk::kOutermostIn:
+      if (c.entry + depth + 1 >= frames.size())
+        return std::nullopt;
+      return names.of(frames, frames.size() - 1 - depth);
+    case Walk::kCallees:
+      if (depth >= c.entry)
+        return std::nullopt;
+      return names.of(frames, c.entry - 1 - depth);
+  }
+  return std::nullopt;
 }
 
 // perf's layout: a branch "|--PCT--name" per caller where paths part, the
@@ -62,13 +80,8 @@ std::optional<uint32_t> caller_at(const CallChain& c, size_t depth, bool outermo
 // drawn, whatever the number of distinct paths.
 class TreeWriter {
  public:
-  TreeWriter(std::ostream& out, Names& names, uint64_t total, double min_percent,
-             bool outermost_first)
-      : out_(out),
-        names_(names),
-        total_(total),
-        min_percent_(min_percent),
-        outermost_first_(outermost_first) {}
+  TreeWriter(std::ostream& out, Names& names, uint64_t total, double min_percent, Walk walk)
+      : out_(out), names_(names), total_(total), min_percent_(min_percent), walk_(walk) {}
 
   void write(std::vector<const CallChain*> chains, size_t depth, uint64_t count,
              const std::string& prefix, bool first) {
@@ -80,7 +93,7 @@ class TreeWriter {
     std::vector<Branch> branches;
     std::unordered_map<uint32_t, size_t> index;  // name id: into branches
     for (const CallChain* c : chains)
-      if (std::optional<uint32_t> name = caller_at(*c, depth, outermost_first_, names_)) {
+      if (std::optional<uint32_t> name = frame_at(*c, depth, walk_, names_)) {
         auto [it, inserted] = index.try_emplace(*name, branches.size());
         if (inserted)
           branches.push_back({*name});
@@ -115,7 +128,7 @@ class TreeWriter {
   Names& names_;
   const uint64_t total_;
   const double min_percent_;
-  const bool outermost_first_;
+  const Walk walk_;
 };
 
 }  // namespace
@@ -163,13 +176,15 @@ CallGraphOptions parse_call_graph(const std::string& spec) {
   return o;
 }
 
-void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint64_t total,
-                      const CallGraphOptions& options) {
+namespace {
+
+// The graph of `chains` along `walk` from their entries; a tree starts
+// with `root`'s name when it is set (---entry, then what it called).
+void write_graph(std::ostream& out, std::span<const CallChain> chains, uint64_t total,
+                 const CallGraphOptions& options, Walk walk, bool root) {
   if (options.mode == CallGraphMode::kNone || chains.empty() || total == 0)
     return;
   Names names;
-  const bool outermost_first =
-      options.mode == CallGraphMode::kCaller || options.mode == CallGraphMode::kFolded;
   if (options.mode == CallGraphMode::kGraph || options.mode == CallGraphMode::kCaller) {
     // A blank line after a tree, none for a row whose paths are all below
     // the threshold.
@@ -180,23 +195,30 @@ void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint
       all.push_back(&c);
       count += c.count;
     }
-    TreeWriter(tree, names, total, options.min_percent, outermost_first)
-        .write(std::move(all), 0, count, kIndent, true);
+    std::string prefix = kIndent;
+    if (root && 100.0 * double(count) / double(total) >= options.min_percent) {
+      tree << kIndent << "---" << names[names.of(chains[0].stack->frames, chains[0].entry)] << '\n';
+      prefix += "   ";
+    }
+    TreeWriter(tree, names, total, options.min_percent, walk)
+        .write(std::move(all), 0, count, prefix, !root);
     if (tree.tellp() > 0)
       out << tree.str() << '\n';
     return;
   }
   // Each distinct path once, most samples first: the entry, then its
-  // callers (flat), or the outermost caller first (folded).
+  // callers (flat) or what it called, or the outermost caller first
+  // (folded).
+  const bool entry_last = walk == Walk::kOutermostIn;
   std::map<std::vector<uint32_t>, uint64_t> paths;
   for (const CallChain& c : chains) {
     std::vector<uint32_t> path;
-    if (!outermost_first)
-      path.push_back(names.of(c.stack->frames, 0));
-    for (size_t d = 0; std::optional<uint32_t> name = caller_at(c, d, outermost_first, names); ++d)
+    if (!entry_last)
+      path.push_back(names.of(c.stack->frames, c.entry));
+    for (size_t d = 0; std::optional<uint32_t> name = frame_at(c, d, walk, names); ++d)
       path.push_back(*name);
-    if (outermost_first)
-      path.push_back(names.of(c.stack->frames, 0));
+    if (entry_last)
+      path.push_back(names.of(c.stack->frames, c.entry));
     paths[std::move(path)] += c.count;
   }
   std::vector<std::pair<std::vector<uint32_t>, uint64_t>> sorted(paths.begin(), paths.end());
@@ -226,6 +248,21 @@ void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint
   }
   if (any && options.mode == CallGraphMode::kFolded)
     out << '\n';
+}
+
+}  // namespace
+
+void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint64_t total,
+                      const CallGraphOptions& options) {
+  const bool outermost_first =
+      options.mode == CallGraphMode::kCaller || options.mode == CallGraphMode::kFolded;
+  write_graph(out, chains, total, options, outermost_first ? Walk::kOutermostIn : Walk::kCallers,
+              false);
+}
+
+void write_callee_graph(std::ostream& out, std::span<const CallChain> chains, uint64_t total,
+                        const CallGraphOptions& options) {
+  write_graph(out, chains, total, options, Walk::kCallees, true);
 }
 
 }  // namespace ebprof::report

@@ -2,7 +2,8 @@
 
 // The call graph under a row of the top table (perf report -g): the call
 // paths of the row's self samples, as a tree of callers, a tree from the
-// outermost caller in, or one path a line.
+// outermost caller in, or one path a line; with --children, also what the
+// row's function called.
 
 #include <cstdint>
 #include <ostream>
@@ -33,15 +34,22 @@ struct CallGraphOptions {
 // function. A later part of a kind wins. Throws Error naming a bad one.
 CallGraphOptions parse_call_graph(const std::string& spec);
 
-// A row's self samples on one stack: `count` of them, whose leaf frame is
-// the row's.
+// A row's samples on one stack: `count` of them, whose frame `entry` is the
+// row's (0, the leaf, for its self samples).
 struct CallChain {
   const ProfileStack* stack;
   uint64_t count;
+  size_t entry = 0;
 };
 
-// The call graph of `chains` in `mode`, shares of `total`.
+// The call graph of `chains`' callers in `mode`, shares of `total`.
 void write_call_graph(std::ostream& out, std::span<const CallChain> chains, uint64_t total,
                       const CallGraphOptions& options);
+
+// What the entries of `chains` called, perf's graph under a --children row:
+// a tree from the entry to the leaves (one path a line, entry first, in
+// flat and folded mode).
+void write_callee_graph(std::ostream& out, std::span<const CallChain> chains, uint64_t total,
+                        const CallGraphOptions& options);
 
 }  // namespace ebprof::report

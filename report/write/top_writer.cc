@@ -4,8 +4,10 @@
 #include <cinttypes>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/error.h"
 #include "common/text.h"
@@ -118,6 +120,9 @@ std::string value(SortKey key, const Profile& p, const ProfileStack& s, const Fr
 struct Counts {
   uint64_t self = 0, total = 0;
   std::vector<CallChain> chains;  // -g: the stacks of the self samples
+  // -g with --children, for the rows shown: the stacks through the row's
+  // function below it, from its outermost frame there.
+  std::vector<CallChain> callees;
 };
 using Rows = std::map<std::vector<std::string>, Counts>;
 
@@ -142,25 +147,45 @@ struct RowPartHash {
   }
 };
 
-// Self: the row of the stack's leaf. Children: every row a frame of the
-// stack falls in, once per stack (a recursive function is not counted twice).
-uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
-  const bool per_frame = std::any_of(options.sort.begin(), options.sort.end(), [](SortKey k) {
-    return k == SortKey::kDso || k == SortKey::kSymbol;
-  });
-  std::unordered_map<RowPart, Counts*, RowPartHash> by_part;  // into rows: map nodes stay put
-  auto row_of = [&](const ProfileStack& s, const Frame* f) {
+// The rows of a table, and the row of each sample field and frame.
+class Table {
+ public:
+  Table(const Profile& p, const TopOptions& options)
+      : p_(p),
+        options_(options),
+        per_frame_(std::any_of(options.sort.begin(), options.sort.end(), [](SortKey k) {
+          return k == SortKey::kDso || k == SortKey::kSymbol;
+        })) {}
+
+  Counts* row_of(const ProfileStack& s, const Frame* f) {
     const RowPart part{s.key.comm, s.key.stack.pid, s.key.tid, s.key.cgroup,
                        s.key.cpu,  s.key.state,     f};
-    auto [it, inserted] = by_part.try_emplace(part, nullptr);
+    auto [it, inserted] = by_part_.try_emplace(part, nullptr);
     if (inserted) {
       std::vector<std::string> key;
-      for (SortKey k : options.sort)
-        key.push_back(value(k, p, s, f));
-      it->second = &rows[std::move(key)];
+      for (SortKey k : options_.sort)
+        key.push_back(value(k, p_, s, f));
+      it->second = &rows_[std::move(key)];
     }
     return it->second;
-  };
+  }
+
+  bool per_frame() const { return per_frame_; }
+  Rows& rows() { return rows_; }
+
+ private:
+  const Profile& p_;
+  const TopOptions& options_;
+  const bool per_frame_;
+  Rows rows_;
+  std::unordered_map<RowPart, Counts*, RowPartHash> by_part_;  // into rows_: map nodes stay put
+};
+
+// Self: the row of the stack's leaf. Children: every row a frame of the
+// stack falls in, once per stack (a recursive function is not counted twice).
+uint64_t count_rows(const Profile& p, const TopOptions& options, Table& table) {
+  const bool per_frame = table.per_frame();
+  auto row_of = [&](const ProfileStack& s, const Frame* f) { return table.row_of(s, f); };
   uint64_t total = 0;
   std::vector<Counts*> seen;
   for (const ProfileStack& s : p.stacks) {
@@ -185,25 +210,51 @@ uint64_t count_rows(const Profile& p, const TopOptions& options, Rows& rows) {
   return total;
 }
 
-void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, Rows rows,
-                uint64_t total) {
-  // Moved, not copied: a row holds the stacks its call graph is drawn from.
-  std::vector<std::pair<std::vector<std::string>, Counts>> sorted(
-      std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
-    return options.children ? a.second.total > b.second.total : a.second.self > b.second.self;
+using Row = Rows::value_type;
+
+// The rows shown, in order: by self, or with --children by children.
+std::vector<Row*> shown_rows(Rows& rows, const TopOptions& options, uint64_t total) {
+  std::vector<Row*> sorted;
+  for (Row& row : rows)
+    sorted.push_back(&row);
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const Row* a, const Row* b) {
+    return options.children ? a->second.total > b->second.total : a->second.self > b->second.self;
   });
   // Rows with no self time only matter when sorting by children.
   if (!options.children)
-    std::erase_if(sorted, [](const auto& r) { return r.second.self == 0; });
+    std::erase_if(sorted, [](const Row* r) { return r->second.self == 0; });
   // --percent-limit: what sorts the rows, as a share of the total.
   if (options.percent_limit > 0 && total > 0)
-    std::erase_if(sorted, [&](const auto& r) {
-      return 100.0 * double(options.children ? r.second.total : r.second.self) / double(total) <
+    std::erase_if(sorted, [&](const Row* r) {
+      return 100.0 * double(options.children ? r->second.total : r->second.self) / double(total) <
              options.percent_limit;
     });
   if (options.rows && sorted.size() > options.rows)
     sorted.resize(options.rows);
+  return sorted;
+}
+
+// perf's call graph under a --children row: what the row's function
+// called, the samples through it below its outermost frame in each stack.
+// Gathered for the rows shown only: for every row, every stack's frames
+// would be millions of chains.
+void gather_callees(const Profile& p, Table& table, std::span<Row* const> shown) {
+  std::unordered_set<const Counts*> wanted;
+  for (const Row* row : shown)
+    wanted.insert(&row->second);
+  std::unordered_set<const Counts*> seen;
+  for (const ProfileStack& s : p.stacks) {
+    seen.clear();
+    for (size_t i = s.frames.size(); i-- > 1;) {
+      Counts* row = table.row_of(s, &s.frames[i]);
+      if (wanted.contains(row) && seen.insert(row).second)
+        row->callees.push_back({&s, s.values.count, i});
+    }
+  }
+}
+
+void write_rows(std::ostream& out, const Profile& p, const TopOptions& options,
+                std::span<Row* const> sorted, uint64_t total) {
   const bool time = p.unit == Unit::kMicroseconds;
   const bool children = options.children_column;
   std::string titles = std::string(children ? "# Children      Self" : "#     Self") +
@@ -217,7 +268,8 @@ void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, 
     dots += "  " + std::string(c.width ? c.width : 6, '.');
   }
   out << "#\n" << titles << "\n" << dots << "\n";
-  for (const auto& [key, counts] : sorted) {
+  for (const Row* row : sorted) {
+    const auto& [key, counts] = *row;
     if (children)
       out << string_printf("  %7.2f%%", total ? 100.0 * counts.total / total : 0);
     out << string_printf("  %7.2f%%  ", total ? 100.0 * counts.self / total : 0)
@@ -232,6 +284,7 @@ void write_rows(std::ostream& out, const Profile& p, const TopOptions& options, 
     }
     out << '\n';
     write_call_graph(out, counts.chains, total, options.call_graph);
+    write_callee_graph(out, counts.callees, total, options.call_graph);
   }
 }
 
@@ -269,10 +322,13 @@ bool sorts_by_cgroup(const std::vector<SortKey>& keys) {
 }
 
 void write_top(std::ostream& out, const Profile& profile, const TopOptions& options) {
-  Rows rows;
-  const uint64_t total = count_rows(profile, options, rows);
+  Table table(profile, options);
+  const uint64_t total = count_rows(profile, options, table);
   write_header(out, profile, total, options.following);
-  write_rows(out, profile, options, std::move(rows), total);
+  const std::vector<Row*> shown = shown_rows(table.rows(), options, total);
+  if (options.children && options.call_graph.mode != CallGraphMode::kNone && table.per_frame())
+    gather_callees(profile, table, shown);
+  write_rows(out, profile, options, shown, total);
   if (total != 0) {
     out << "#\n# unnamed frames: "
         << describe_unnamed(unnamed_by_reason(profile.stacks), total, unit_name(profile.unit))
