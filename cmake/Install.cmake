@@ -1,9 +1,10 @@
 # What `cmake --install build --prefix P` puts under P, in the GNU layout:
 # the binaries in bin/, their man pages in share/man/man1/, the bash
 # completion in share/bash-completion/completions/ (one file per command,
-# by name, as bash-completion looks them up), the README and the design
-# documents in share/doc/ebprof/. The fuzz build has no recorder: it
-# installs the report alone.
+# by name, as bash-completion looks them up), the README in share/doc/ebprof/
+# with the documents it links under docs/ beside it (so its links hold), and
+# the copyright file and changelog Debian's policy asks for there. The fuzz
+# build has no recorder: it installs the report alone.
 
 include(GNUInstallDirs)
 
@@ -28,7 +29,13 @@ foreach(command ${ebprof_commands})
   install(FILES scripts/ebprof-completion.bash
           DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ${command})
 endforeach()
-add_custom_target(ebprof_man_pages ALL DEPENDS ${man_pages})
+set(changelog ${PROJECT_BINARY_DIR}/changelog.gz)
+add_custom_command(OUTPUT ${changelog}
+  COMMAND ${EBPROF_GZIP} -9nc ${PROJECT_SOURCE_DIR}/docs/changelog > ${changelog}
+  DEPENDS ${PROJECT_SOURCE_DIR}/docs/changelog)
+add_custom_target(ebprof_man_pages ALL DEPENDS ${man_pages} ${changelog})
 install(FILES ${man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
-install(FILES README.md docs/architecture.md docs/format.md docs/fleet.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md docs/copyright ${changelog} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+file(GLOB ebprof_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${ebprof_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)

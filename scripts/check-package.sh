@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The Debian package of a build, as a user gets it: made by CPack, unpacked
-# into a scratch root (the machine's /usr is left alone), its binaries, man
-# pages and completion used once each, and its Depends checked against what
-# the binaries link. A few seconds; the test command runs it.
+# The Debian package of a build, as a user gets it: made by CPack into the
+# build directory (where it stays, for the user to install), checked by
+# lintian, unpacked into a scratch root (the machine's /usr is left alone),
+# its binaries, man pages and completion used once each, its Depends
+# checked against what the binaries link, and the README's links followed.
+# A few seconds; the test command runs it.
 #   scripts/check-package.sh [BUILD_DIR]    (default: build/)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,13 +17,23 @@ fail() {
   exit 1
 }
 
-if ! cpack --config "$build/CPackConfig.cmake" -G DEB -B "$scratch/out" >"$scratch/cpack.log" 2>&1; then
+rm -f "$build"/ebprof_*.deb
+if ! cpack --config "$build/CPackConfig.cmake" -G DEB -B "$build" >"$scratch/cpack.log" 2>&1; then
   cat "$scratch/cpack.log" >&2
   fail "cpack failed"
 fi
-debs=("$scratch"/out/ebprof_*.deb)
+rm -rf "$build/_CPack_Packages"
+debs=("$build"/ebprof_*.deb)
 [[ ${#debs[@]} == 1 && -f ${debs[0]} ]] || fail "cpack wrote no ebprof_*.deb"
 deb=${debs[0]}
+if command -v lintian >/dev/null; then
+  # As root it says it would rather not be: that line is no finding.
+  if ! findings=$(lintian --fail-on error,warning "$deb" 2>&1); then
+    fail "lintian: $(grep -v 'root privileges' <<<"$findings")"
+  fi
+else
+  echo "check-package: lintian is not installed (scripts/setup.sh --test): the package is not linted"
+fi
 dpkg-deb -x "$deb" "$scratch/root"
 usr=$scratch/root/usr
 version=$(dpkg-deb -f "$deb" Version)
@@ -78,5 +90,11 @@ for command in "$usr"/bin/*; do
   fi
 done
 command -v man >/dev/null || echo "check-package: man is not installed: the pages are not rendered"
-[[ -f $usr/share/doc/ebprof/README.md ]] || fail "no README in share/doc/ebprof"
-echo "check-package: $(basename "$deb") installs and runs (Depends: $depends)"
+doc=$usr/share/doc/ebprof
+[[ -f $doc/README.md ]] || fail "no README in share/doc/ebprof"
+[[ -f $doc/copyright ]] || fail "no copyright file in share/doc/ebprof"
+# Every document the installed README links is installed where it points.
+for link in $(grep -o '](docs/[^)#]*' "$doc/README.md" | sed 's/^](//' | sort -u); do
+  [[ -f $doc/$link ]] || fail "the installed README links $link, which is not installed"
+done
+echo "check-package: $deb installs and runs (Depends: $depends)"

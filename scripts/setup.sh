@@ -21,9 +21,9 @@ packages=(
 # from a local debuginfod server, and the flame graph page in a headless
 # browser (chromium); clang-tidy checks the files a change touches;
 # libc's names are checked with its debuginfo (libc6-dbg), as the README
-# recommends it.
+# recommends it; lintian checks the Debian package.
 if [[ ${1:-} == --test ]]; then
-  packages+=(golang-go elfutils debuginfod chromium clang-tidy libc6-dbg)
+  packages+=(golang-go elfutils debuginfod chromium clang-tidy libc6-dbg lintian)
 fi
 
 missing=()

@@ -101,4 +101,11 @@ inline std::span<const format::ProcessInfo> captures_from(const Recording& recor
   return captures_from(recording.processes, ref.pid, ref.capture);
 }
 
+// What messages call a recording: its file, and in a merged file the input
+// it came from ("host.data > web1.data"), as merge names them.
+inline std::string recording_name(const Recording& recording) {
+  return recording.source.path.empty() ? recording.path
+                                       : recording.path + " > " + recording.source.path;
+}
+
 }  // namespace ebprof::report

@@ -123,9 +123,9 @@ class Stages {
       if (r.info.event != first.event ||
           describe_rate(r.info.sample_frequency, r.info.sample_period) !=
               describe_rate(first.sample_frequency, first.sample_period)) {
-        warn(r.path + " samples " + r.info.event + " " +
+        warn(recording_name(r) + " samples " + r.info.event + " " +
              describe_rate(r.info.sample_frequency, r.info.sample_period) + ", " +
-             all.front().path + " " + first.event + " " +
+             recording_name(all.front()) + " " + first.event + " " +
              describe_rate(first.sample_frequency, first.sample_period) +
              ": their samples are counted as equals");
         return;

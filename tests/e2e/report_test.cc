@@ -237,6 +237,23 @@ TEST(EndToEnd, DiffAgainstItselfIsZeroAndMergeEqualsTwoInputs) {
       << clobber.err;
 }
 
+// A merged file's sources are named in warnings by the inputs they came
+// from: both were called by the merged file's name.
+TEST(EndToEnd, WarningsNameEachSourceOfAMergedFile) {
+  const std::string data = std::string(EBPROF_TEST_DATA_DIR) + "/";
+  const std::string merged = temp_file("rates-merged.data");
+  Outcome merge = run(kReport + " merge -o " + merged + " " + data + "v1.0-hotcold.data " + data +
+                      "v1.2-hotcold.data");
+  ASSERT_EQ(merge.status, 0) << merge.err;
+  Outcome report = run(kReport + " -i " + merged + " -n 1 --symfs /nonexistent");
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(
+      report.err.find(merged + " > " + data + "v1.2-hotcold.data samples cpu-clock at 499 Hz, " +
+                      merged + " > " + data + "v1.0-hotcold.data cpu-clock at 199 Hz"),
+      std::string::npos)
+      << report.err;
+}
+
 // The flame graph page in a real browser (Debian's chromium, headless): it
 // runs without console errors, shows the root and the hot leaf, and its
 // search reports the hot function's share, which is top's.
