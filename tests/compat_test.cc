@@ -66,7 +66,7 @@ struct Frames : format::RecordingVisitor {
 };
 
 fs::path scratch(const std::string& name, const std::string& bytes) {
-  fs::path path = fs::path(testing::TempDir()) / name;
+  fs::path path = fs::path(testing::TempDir()) / ("compat-" + name);  // format_tests has its own
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }

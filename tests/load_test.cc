@@ -242,6 +242,46 @@ TEST(Load, TheTimeWindowIsTheLengthShown) {
   EXPECT_DOUBLE_EQ(duration_s(load(write_small_recording(), window)[0]), 1.5);
 }
 
+// Two dumps of one flight recorder, a file given twice, a merged file read
+// with its inputs: recordings of one host over the same time hold the same
+// samples, each counted once, and the report says so. Another host's, or
+// another boot's, at the same clock times are other samples.
+TEST(Load, OverlappingRecordingsOfOneHostCountEachSampleOnce) {
+  const std::string a = write_small_recording("overlap-a.data");
+  const std::string b = write_small_recording("overlap-b.data");
+  auto summary_of = [](const std::vector<std::string>& paths) {
+    NameTable names;
+    return summarize(load_all(paths, {}, names, {}, 0));
+  };
+  const RecordingSummary once = summary_of({a});
+  const RecordingSummary twice = summary_of({a, b});
+  EXPECT_EQ(twice.samples, once.samples);
+  EXPECT_EQ(twice.duplicate_samples, 2u);
+  EXPECT_DOUBLE_EQ(twice.duration_s, once.duration_s) << "their shared time counted once";
+  EXPECT_NE(twice.overlap.find("recordings of one host overlap (" + a + " and " + b),
+            std::string::npos)
+      << twice.overlap;
+
+  // The same times on another host.
+  auto w = format::RecordingWriter::create(::testing::TempDir() + "/overlap-other.data");
+  struct Copy : format::RecordingVisitor {
+    format::RecordingWriter& w;
+    explicit Copy(format::RecordingWriter& writer) : w(writer) {}
+    void on_info(format::RecordingInfo&& info) override {
+      info.hostname = "other";
+      w.write(info);
+    }
+    void on_samples(format::SampleBatch&& batch) override { w.write(batch); }
+    void on_end(format::RecordingEnd&& end) override { w.write(end); }
+  } copy(w);
+  format::read_recording(a, copy);
+  w.close();
+  const RecordingSummary hosts = summary_of({a, ::testing::TempDir() + "/overlap-other.data"});
+  EXPECT_EQ(hosts.samples, 2 * once.samples);
+  EXPECT_EQ(hosts.duplicate_samples, 0u);
+  EXPECT_EQ(hosts.overlap, "");
+}
+
 TEST(InfoWriter, SaysWhatTheRecordingIsAndHolds) {
   const std::vector<Recording> r = load(write_small_recording(), {.include_idle = true});
   std::ostringstream out;

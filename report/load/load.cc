@@ -7,6 +7,7 @@
 
 #include "format/lookup.h"
 #include "format/reader.h"
+#include "report/load/overlap.h"
 #include "report/load/sample_keys.h"
 #include "report/load/summary.h"
 
@@ -18,13 +19,14 @@ namespace {
 class RecordingBuilder : public format::RecordingVisitor {
  public:
   RecordingBuilder(std::vector<Recording>& out, const SampleFilter& filter, NameTable& names,
-                   const SettleStacks& settle, uint32_t first_index)
+                   const SettleStacks& settle, uint32_t first_index, Overlaps* overlaps)
       : out_(out),
         first_(out.size()),
         first_index_(first_index),
         filter_(filter),
         names_(names),
-        settle_(settle) {
+        settle_(settle),
+        overlaps_(overlaps) {
     begin_source();
   }
 
@@ -114,6 +116,7 @@ class RecordingBuilder : public format::RecordingVisitor {
   const SampleFilter& filter_;
   NameTable& names_;
   const SettleStacks& settle_;
+  Overlaps* overlaps_;                                          // null: every sample counted
   std::optional<SampleKeys> keys_;                              // the source's
   std::unordered_map<SampleKey, size_t, SampleKeyHash> index_;  // into counts
   std::unordered_map<std::string, format::EmbeddedSymbols> embedded_;
@@ -161,6 +164,10 @@ void RecordingBuilder::on_samples(format::SampleBatch&& batch) {
   keep_windows(batch);
   SampleKey key;
   for (const format::Sample& s : batch.samples) {
+    if (overlaps_ && overlaps_->seen_before(out_.size() - 1, s)) {
+      ++r.duplicate_samples;
+      continue;
+    }
     const SampleVerdict verdict = keys_->key(s, key);
     // What --view leaves out is not part of this report at all: no
     // "filtered" in the header for intervals of an on-CPU view.
@@ -257,11 +264,13 @@ void share_embedded_symbols(std::span<Recording> recordings) {
 
 }  // namespace
 
-void load_recordings(const std::string& path, const SampleFilter& filter, NameTable& names,
-                     std::vector<Recording>& out, const SettleStacks& settle,
-                     uint32_t first_index) {
+namespace {
+
+void load_file(const std::string& path, const SampleFilter& filter, NameTable& names,
+               std::vector<Recording>& out, const SettleStacks& settle, uint32_t first_index,
+               Overlaps* overlaps) {
   const size_t first = out.size();
-  RecordingBuilder builder(out, filter, names, settle, first_index);
+  RecordingBuilder builder(out, filter, names, settle, first_index, overlaps);
   const format::ReadResult result = format::read_recording(path, builder);
   builder.finish();
   for (size_t i = first; i < out.size(); ++i) {
@@ -276,13 +285,38 @@ void load_recordings(const std::string& path, const SampleFilter& filter, NameTa
   out.back().warning = result.warning;
 }
 
+std::vector<Recording> load_files(std::span<const std::string> paths, const SampleFilter& filter,
+                                  NameTable& names, const SettleStacks& settle,
+                                  uint32_t first_index, Overlaps* overlaps) {
+  std::vector<Recording> all;
+  for (const std::string& path : paths)
+    load_file(path, filter, names, all, settle, first_index, overlaps);
+  share_embedded_symbols(all);
+  return all;
+}
+
+}  // namespace
+
+void load_recordings(const std::string& path, const SampleFilter& filter, NameTable& names,
+                     std::vector<Recording>& out, const SettleStacks& settle,
+                     uint32_t first_index) {
+  load_file(path, filter, names, out, settle, first_index, nullptr);
+}
+
+// Overlapping recordings are found once all are read (their times are
+// known at their ends), then read again counting their common samples once.
 std::vector<Recording> load_all(std::span<const std::string> paths, const SampleFilter& filter,
                                 NameTable& names, const SettleStacks& settle,
                                 uint32_t first_index) {
-  std::vector<Recording> all;
-  for (const std::string& path : paths)
-    load_recordings(path, filter, names, all, settle, first_index);
-  share_embedded_symbols(all);
+  std::vector<Recording> all = load_files(paths, filter, names, settle, first_index, nullptr);
+  Overlaps overlaps = Overlaps::find(all);
+  if (overlaps.empty())
+    return all;
+  all = load_files(paths, filter, names, settle, first_index, &overlaps);
+  for (size_t i = 0; i < all.size(); ++i) {
+    all[i].overlap = overlaps.description();
+    all[i].shared_ns = overlaps.shared_ns(i);
+  }
   return all;
 }
 

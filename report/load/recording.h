@@ -84,6 +84,11 @@ struct Recording {
   // Its samples on CPU carry their periods (1.10): what each stands for,
   // for an event whose period the kernel adapts at -F.
   bool sample_periods = false;
+  // Samples an earlier recording of the report held too (Overlaps), left
+  // out, and what overlapped; "" when none did.
+  uint64_t duplicate_samples = 0;
+  std::string overlap;
+  uint64_t shared_ns = 0;  // of its time, what earlier ones covered too
   // --time: the window's bounds on this recording's clock (CLOCK_MONOTONIC
   // ns), where it has them; the duration shown is what they leave.
   std::optional<uint64_t> window_start_ns, window_end_ns;

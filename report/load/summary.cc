@@ -43,9 +43,14 @@ RecordingSummary summarize(std::span<const Recording> recordings) {
     s.idle_samples += r.idle_samples;
     s.unviewed_samples += r.unviewed_samples;
     s.unviewed_intervals += r.unviewed_intervals;
-    // Added up in whole nanoseconds, as each recording's own duration is.
-    duration_ns += static_cast<uint64_t>(duration_s(r) * 1e9);
-    s.cpu_seconds += duration_s(r) * std::max<uint32_t>(r.info.cpu_count, 1);
+    // Added up in whole nanoseconds, as each recording's own duration is;
+    // times recordings share counted once.
+    const double own_s = std::max(0.0, duration_s(r) - r.shared_ns / 1e9);
+    duration_ns += static_cast<uint64_t>(own_s * 1e9);
+    s.cpu_seconds += own_s * std::max<uint32_t>(r.info.cpu_count, 1);
+    s.duplicate_samples += r.duplicate_samples;
+    if (s.overlap.empty())
+      s.overlap = r.overlap;
     std::vector<format::LossCount> l = loss_totals(r);
     losses.insert(losses.end(), l.begin(), l.end());
     s.ended &= r.end.has_value();

@@ -139,7 +139,11 @@ struct RecordingSummary {
   uint64_t unviewed_intervals = 0;        // off CPU, likewise
   std::vector<format::LossCount> losses;  // totals by cause
   bool ended = true;                      // every recording has its end frame
-  std::string warning;                    // damage, cuts
+  // Recordings of one host that overlap (Overlaps): what, and the samples
+  // counted once that were in more than one.
+  std::string overlap;
+  uint64_t duplicate_samples = 0;
+  std::string warning;  // damage, cuts
   // Why CPython processes were recorded without their Python frames: each
   // reason once, with how many processes it held for.
   std::vector<std::pair<std::string, uint32_t>> python_not_read;

@@ -93,6 +93,8 @@ class Stages {
       if (!r.warning.empty() && !(plan_.follow && !r.end))
         warn(r.warning);
     warn_of_unequal_rates(all);
+    if (!all.empty() && !all.front().overlap.empty())
+      warn(all.front().overlap);
     return all;
   }
 

@@ -61,6 +61,9 @@ void write_header(std::ostream& out, const Profile& p, uint64_t shown, bool foll
                 : "# recording has no end frame: the recorder was killed or the file is cut\n");
   if (!s.warning.empty())
     out << "# warning: " << s.warning << "\n";
+  if (!s.overlap.empty())
+    out << "# " << s.overlap << " (" << count_of(s.duplicate_samples, "sample", "samples")
+        << " left out)\n";
   for (const auto& [why, processes] : s.python_not_read)
     out << "# Python frames not read in " << count_of(processes, "process", "processes") << ": "
         << why << "\n";
