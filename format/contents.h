@@ -93,6 +93,7 @@ struct RecordingInfo {
   // How far back a sample's window may be: one of the last window_reach
   // windows defined before it; 0: any earlier one (files before 1.5).
   uint32_t window_reach = 0;
+  std::string boot_id;  // this boot's /proc/sys/kernel/random/boot_id; "" before 1.10
 };
 
 struct KernelSymbol {

@@ -78,6 +78,7 @@ RecordingInfo decode(schema::RecordingInfo::Reader r) {
   info.user_registers = values<uint16_t>(r.getUserRegisters());
   info.stack_block_bytes = r.getStackBlockBytes();
   info.window_reach = r.getWindowReach();
+  info.boot_id = str(r.getBootId());
   if (info.user_registers.size() > kMaxUserRegisters ||
       (info.stack_block_bytes && (info.stack_block_bytes < 8 || info.stack_block_bytes > 4096 ||
                                   (info.stack_block_bytes & (info.stack_block_bytes - 1)))))

@@ -46,6 +46,10 @@ struct RecordingInfo {
   # defined before it (the recorder defines one again past that), so a
   # reader keeps that many; 0 (older files): any window defined before.
   windowReach @27 :UInt32;
+  # 1.10: /proc/sys/kernel/random/boot_id of the recording's boot: a report
+  # made in the same boot may look for files the recording lacks where the
+  # processes left them (a JIT perf map written as a JVM exited).
+  bootId @28 :Text;
 }
 
 struct KernelModule {

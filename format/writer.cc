@@ -214,6 +214,7 @@ void RecordingWriter::write(const RecordingInfo& info) {
   set_all(b.initUserRegisters(info.user_registers.size()), info.user_registers);
   b.setStackBlockBytes(info.stack_block_bytes);
   b.setWindowReach(info.window_reach);
+  b.setBootId(text(info.boot_id));
   b.setFormatMajor(options_.merged ? kMergedVersionMajor : kVersionMajor);
   b.setFormatMinor(options_.merged ? kMergedVersionMinor : kVersionMinor);
   write_message(FrameType::kRecordingInfo, message);

@@ -3,6 +3,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "common/boot_id.h"
+
 namespace ebprof::record {
 namespace {
 
@@ -31,6 +33,7 @@ format::RecordingInfo describe_host() {
     info.kernel_release = u.release;
     info.machine = u.machine;
   }
+  info.boot_id = this_boot_id();
   info.start_realtime_ns = clock_ns(CLOCK_REALTIME);
   info.start_monotonic_ns = monotonic_ns();
   return info;

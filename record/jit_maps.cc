@@ -4,86 +4,97 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <charconv>
 #include <string>
 
+#include "common/perf_map.h"
 #include "common/unique_fd.h"
 #include "record/in_root.h"
-#include "record/proc_file.h"
 
 namespace ebprof::record {
 namespace {
 
-bool take_hex(std::string_view& s, uint64_t& value) {
-  if (s.starts_with("0x"))
-    s.remove_prefix(2);
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
-  if (ec != std::errc() || end == s.data() + s.size() || *end != ' ')
-    return false;
-  s.remove_prefix(static_cast<size_t>(end - s.data()) + 1);
-  return true;
+// The owner of process `pid`; -1 when it is gone.
+uid_t owner_of(uint32_t pid) {
+  struct stat st {};
+  return stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0 ? st.st_uid
+                                                                  : static_cast<uid_t>(-1);
 }
 
 // Reads the perf map at `path` inside the root of process `pid` if it
 // changed size since `size`. The file is written by the profiled process,
 // which may be hostile: it is looked up inside that root (open_in_root: a
-// container's /tmp linking to a host directory leads nowhere else), and
-// it must be a regular file (not a FIFO that blocks, not a device that
-// never ends, not a symlink), owned by root or the process's owner, and at
-// most kMaxMapBytes.
+// container's /tmp linking to a host directory leads nowhere else), never
+// through a symlink, and read_perf_map_file() checks what it is and who
+// owns it.
 bool read_perf_map(uint32_t pid, const std::string& path, off_t& size, std::string& out) {
-  constexpr off_t kMaxMapBytes = 64 << 20;
   UniqueFd fd = open_in_process_root(pid, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
-  struct stat st {
-  }, owner{};
-  if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == size ||
-      st.st_size > kMaxMapBytes)
-    return false;
-  if (stat(("/proc/" + std::to_string(pid)).c_str(), &owner) != 0 ||
-      (st.st_uid != 0 && st.st_uid != owner.st_uid))
-    return false;
-  out.resize(static_cast<size_t>(st.st_size));
-  ssize_t n = pread(fd.get(), out.data(), out.size(), 0);
-  if (n < 0)
-    return false;
-  out.resize(static_cast<size_t>(n));
-  size = st.st_size;
-  return true;
+  return fd && read_perf_map_file(fd, owner_of(pid), size, out);
+}
+
+std::string map_name(uint32_t pid, uint32_t namespace_pid) {
+  return "/tmp/perf-" + std::to_string(namespace_pid ? namespace_pid : pid) + ".map";
 }
 
 }  // namespace
 
-std::vector<ElfSymbol> parse_perf_map(std::string_view text) {
-  std::vector<ElfSymbol> out;
-  while (!text.empty()) {
-    std::string_view line = take_line(text);
-    ElfSymbol s;
-    if (!take_hex(line, s.address) || !take_hex(line, s.size) || line.empty())
-      continue;
-    s.name = std::string(line);
-    out.push_back(std::move(s));
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.address < b.address; });
-  return out;
-}
-
-const ElfSymbol* JitMaps::find(uint32_t pid, uint32_t namespace_pid, uint64_t ip, uint64_t now_ns) {
+const ElfSymbol* JitMaps::find(uint32_t pid, uint32_t namespace_pid, uint64_t ip, uint64_t now_ns,
+                               bool host_tmp) {
   Table& t = tables_[pid];
   if (const ElfSymbol* s = find_symbol(t.symbols, ip))
     return s;
+  const ElfSymbol* found = nullptr;
   // Most processes have no map at all: looking again is rate-limited too.
-  if (t.read_at_ns && now_ns < t.read_at_ns + kRereadIntervalNs)
-    return nullptr;
-  t.read_at_ns = now_ns;
-  const std::string path =
-      "/tmp/perf-" + std::to_string(namespace_pid ? namespace_pid : pid) + ".map";
+  if (!t.read_at_ns || now_ns >= t.read_at_ns + kRereadIntervalNs) {
+    if (!t.read_at_ns) {
+      t.namespace_pid = namespace_pid;
+      t.uid = owner_of(pid);
+      t.host_tmp = host_tmp;
+    }
+    t.read_at_ns = now_ns;
+    std::string text;
+    if (read_perf_map(pid, map_name(pid, namespace_pid), t.size, text)) {
+      t.symbols = parse_perf_map(text);
+      found = find_symbol(t.symbols, ip);
+    }
+  }
+  if (!found && t.missed.size() < kMaxMissed)
+    t.missed.insert(ip);
+  return found;
+}
+
+std::vector<uint32_t> JitMaps::missed() const {
+  std::vector<uint32_t> pids;
+  for (const auto& [pid, t] : tables_)
+    if (!t.missed.empty())
+      pids.push_back(pid);
+  return pids;
+}
+
+std::vector<ElfSymbol> JitMaps::name_missed(uint32_t pid) {
+  auto it = tables_.find(pid);
+  if (it == tables_.end() || it->second.missed.empty())
+    return {};
+  Table& t = it->second;
+  const std::string path = map_name(pid, t.namespace_pid);
   std::string text;
-  if (!read_perf_map(pid, path, t.size, text))
-    return nullptr;
-  t.symbols = parse_perf_map(text);
-  return find_symbol(t.symbols, ip);
+  off_t size = -1;  // read whatever size it has now
+  bool read = read_perf_map(pid, path, size, text);
+  if (!read && t.host_tmp && t.uid != static_cast<uid_t>(-1)) {
+    // Gone: its /tmp is ours. Never through a link, nor a FIFO that blocks.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+    read = read_perf_map_file(fd, t.uid, size, text);
+  }
+  std::vector<ElfSymbol> named;
+  if (read) {
+    t.symbols = parse_perf_map(text);
+    t.size = size;
+    for (uint64_t ip : t.missed)
+      if (const ElfSymbol* s = find_symbol(t.symbols, ip);
+          s && (named.empty() || named.back().address != s->address))
+        named.push_back(*s);
+  }
+  t.missed.clear();
+  return named;
 }
 
 }  // namespace ebprof::record

@@ -226,24 +226,7 @@ void Recorder::start_file() {
     python_->forget_taken();
 }
 
-void Recorder::flush(uint64_t now_ns, bool force) {
-  // Samples reach us well within a second of being taken: side-band events
-  // older than that can be applied, and processes gone for long forgotten.
-  if (now_ns > kMaxBatchAgeNs) {
-    tracker_.advance(now_ns - kMaxBatchAgeNs);
-    if (embedder_)
-      embedder_->forget_gone(tracker_);
-    if (python_)
-      for (uint32_t pid : python_->pids())
-        if (!tracker_.place(pid))
-          python_->forget(pid);
-  }
-  if (batch_.samples.empty())
-    return;
-  if (!force && now_ns < batch_started_ns_ + kMaxBatchAgeNs)
-    return;
-  // The symbols a batch's stacks need go before it, so a file cut after
-  // the batch can name it.
+void Recorder::write_names() {
   if (!pending_kernel_symbols_.empty()) {
     writer_.write(pending_kernel_symbols_);
     pending_kernel_symbols_.clear();
@@ -260,6 +243,36 @@ void Recorder::flush(uint64_t now_ns, bool force) {
   if (python_)
     for (const format::PythonCode& code : python_->drain())
       writer_.write(code);
+}
+
+void Recorder::name_missed_jit() {
+  if (embedder_)
+    embedder_->name_missed_jit();
+}
+
+void Recorder::flush(uint64_t now_ns, bool force) {
+  // Samples reach us well within a second of being taken: side-band events
+  // older than that can be applied, and processes gone for long forgotten.
+  if (now_ns > kMaxBatchAgeNs) {
+    tracker_.advance(now_ns - kMaxBatchAgeNs);
+    if (embedder_)
+      embedder_->forget_gone(tracker_);
+    if (python_)
+      for (uint32_t pid : python_->pids())
+        if (!tracker_.place(pid))
+          python_->forget(pid);
+  }
+  if (batch_.samples.empty()) {
+    // JIT code named at the end, after the last batch.
+    if (force)
+      write_names();
+    return;
+  }
+  if (!force && now_ns < batch_started_ns_ + kMaxBatchAgeNs)
+    return;
+  // The symbols a batch's stacks need go before it, so a file cut after
+  // the batch can name it.
+  write_names();
   writer_.write(batch_);
   // Each batch defines the stacks, comms and stack windows its samples
   // use: one damaged batch then costs its own samples, not the stacks of

@@ -67,6 +67,9 @@ class Recorder {
   void refresh_processes() { tracker_.refill(); }
   // Writes the pending batch if it is full or old enough (or if `force`).
   void flush(uint64_t now_ns, bool force = false);
+  // At the end: JIT code found unnamed, looked up again in the perf maps of
+  // the processes that ran it (some runtimes write theirs as they exit).
+  void name_missed_jit();
   // The writer has a new file (--switch-output), the last one's batch
   // flushed: ids start from 0 again, and the maps, symbols and CFI the new
   // file's samples need are written into it as if none had been.
@@ -87,6 +90,8 @@ class Recorder {
   size_t python_processes() const { return python_ ? python_->found() : 0; }
 
  private:
+  // The symbols, CFI and code objects the next batch needs, written before it.
+  void write_names();
   uint32_t intern_comm(std::string_view comm);
   // The index of cgroup `id` in the batch under way, or kNoCgroup.
   uint32_t intern_cgroup(uint64_t id);

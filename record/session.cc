@@ -411,6 +411,7 @@ void Session::finish() {
   recorder_.refresh_processes();
   while (sampler_.consume([this](auto record) { recorder_.on_record(record); })) {
   }
+  recorder_.name_missed_jit();
   recorder_.flush(0, true);
   ledger_.update_kernel(sampler_.losses());
   const uint64_t end_ns = monotonic_ns();

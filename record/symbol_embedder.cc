@@ -1,5 +1,7 @@
 #include "record/symbol_embedder.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -77,9 +79,27 @@ void SymbolEmbedder::take_words(uint32_t pid, std::span<const std::byte> bytes,
 
 void SymbolEmbedder::take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker) {
   const format::ProcessPlace* place = tracker.place(pid);
-  const ElfSymbol* sym = jit_maps_.find(pid, place ? place->namespace_pid : 0, ip, monotonic_ns());
+  static const uint64_t own_mount_namespace = [] {
+    struct stat st {};
+    return stat("/proc/self/ns/mnt", &st) == 0 ? uint64_t{st.st_ino} : 0;
+  }();
+  const bool host_tmp =
+      place && place->mount_namespace && place->mount_namespace == own_mount_namespace;
+  const ElfSymbol* sym =
+      jit_maps_.find(pid, place ? place->namespace_pid : 0, ip, monotonic_ns(), host_tmp);
   if (sym && jit_taken_.insert({pid, sym->address, sym->name}).second)
     jit_pending_[pid].push_back(*sym);
+}
+
+void SymbolEmbedder::take_named_late(uint32_t pid) {
+  for (ElfSymbol& s : jit_maps_.name_missed(pid))
+    if (jit_taken_.insert({pid, s.address, s.name}).second)
+      jit_pending_[pid].push_back(std::move(s));
+}
+
+void SymbolEmbedder::name_missed_jit() {
+  for (uint32_t pid : jit_maps_.missed())
+    take_named_late(pid);
 }
 
 std::vector<format::JitSymbols> SymbolEmbedder::drain_jit() {
@@ -104,6 +124,9 @@ std::vector<format::EmbeddedSymbols> SymbolEmbedder::drain() {
 }
 
 void SymbolEmbedder::forget_gone(const ProcessTracker& tracker) {
+  for (uint32_t pid : jit_maps_.missed())
+    if (!tracker.place(pid))
+      take_named_late(pid);
   // A symbol is taken only from a process's table: its pid goes with it.
   for (uint32_t pid : jit_maps_.forget_if([&](uint32_t p) { return tracker.place(p) == nullptr; }))
     jit_taken_.erase(jit_taken_.lower_bound({pid, 0, ""}),

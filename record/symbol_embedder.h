@@ -42,8 +42,13 @@ class SymbolEmbedder {
   // Every symbol new again, tables kept: a new file (--switch-output)
   // embeds what its own samples need.
   void forget_taken();
-  // Lets go of what it keeps of processes the tracker no longer knows.
+  // Lets go of what it keeps of processes the tracker no longer knows,
+  // once their JIT code found unnamed was looked up in their maps again
+  // (a JVM writes its map as it exits with -XX:+DumpPerfMapAtExit).
   void forget_gone(const ProcessTracker& tracker);
+  // At the end of a recording: JIT code found unnamed, looked up again in
+  // the maps of the processes that ran it, alive or gone.
+  void name_missed_jit();
 
  private:
   struct Binary {
@@ -59,6 +64,7 @@ class SymbolEmbedder {
   void take(uint32_t pid, uint64_t lookup, const ProcessTracker& tracker);
 
   void take_jit(uint32_t pid, uint64_t ip, const ProcessTracker& tracker);
+  void take_named_late(uint32_t pid);
 
   // Tables of binaries no sample took a symbol from in the file just ended
   // are let go at a switch; so many at most in any case, then all (their

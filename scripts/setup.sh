@@ -21,9 +21,11 @@ packages=(
 # from a local debuginfod server, and the flame graph page in a headless
 # browser (chromium); clang-tidy checks the files a change touches;
 # libc's names are checked with its debuginfo (libc6-dbg), as the README
-# recommends it; lintian checks the Debian package.
+# recommends it; lintian checks the Debian package; a JVM's JIT code is
+# named from the perf map it writes at exit (openjdk-17-jdk-headless).
 if [[ ${1:-} == --test ]]; then
-  packages+=(golang-go elfutils debuginfod chromium clang-tidy libc6-dbg lintian)
+  packages+=(golang-go elfutils debuginfod chromium clang-tidy libc6-dbg lintian
+    openjdk-17-jdk-headless)
 fi
 
 missing=()

@@ -9,6 +9,7 @@
 
 #include "common/eh_frame.h"
 #include "common/error.h"
+#include "common/perf_map.h"
 #include "record/elf_identities.h"
 #include "record/flight_recorder.h"
 #include "record/jit_maps.h"
@@ -327,19 +328,38 @@ TEST(PerfMap, OnlyARegularFileOfTheProcessIsRead) {
   unlink(map.c_str());
   ASSERT_EQ(mkfifo(map.c_str(), 0600), 0);
   JitMaps fifo;
-  EXPECT_EQ(fifo.find(pid, 0, code, step()), nullptr);  // returns: does not block
+  EXPECT_EQ(fifo.find(pid, 0, code, step(), false), nullptr);  // returns: does not block
   unlink(map.c_str());
 
   ASSERT_EQ(symlink(real.c_str(), map.c_str()), 0);
   JitMaps link;
-  EXPECT_EQ(link.find(pid, 0, code, step()), nullptr);
+  EXPECT_EQ(link.find(pid, 0, code, step(), false), nullptr);
   unlink(map.c_str());
 
   std::filesystem::copy_file(real, map);
   JitMaps file;
-  const ElfSymbol* s = file.find(pid, 0, code + 4, step());
+  const ElfSymbol* s = file.find(pid, 0, code + 4, step(), false);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->name, "marked");
+  unlink(map.c_str());
+}
+
+// A map written after the samples were taken (a JVM's at its exit) names
+// the addresses that found none, once, when asked.
+TEST(PerfMap, AMapWrittenLateNamesWhatWasMissed) {
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  const std::string map = "/tmp/perf-" + std::to_string(pid) + ".map";
+  auto code = reinterpret_cast<uint64_t>(&ebprof_parser_test_marker);
+  unlink(map.c_str());
+  JitMaps maps;
+  EXPECT_EQ(maps.find(pid, 0, code + 4, 1'000'000'000, true), nullptr);
+  EXPECT_EQ(maps.missed(), std::vector<uint32_t>{pid});
+  std::ofstream(map) << std::hex << code << " 10 marked\n" << code + 0x100 << " 10 unsampled\n";
+  const std::vector<ElfSymbol> named = maps.name_missed(pid);
+  ASSERT_EQ(named.size(), 1u) << "only what a sample was in";
+  EXPECT_EQ(named[0].name, "marked");
+  EXPECT_TRUE(maps.missed().empty());
+  EXPECT_TRUE(maps.name_missed(pid).empty());
   unlink(map.c_str());
 }
 

@@ -9,12 +9,14 @@ namespace ebprof::report {
 
 namespace {
 
-// CLOCK_MONOTONIC counts from boot: a recording's boot is when its clock
-// read 0, in wall-clock time. NTP slews the two clocks apart by less than
-// a second over days.
+// Recordings since 1.10 name their boot. Before, CLOCK_MONOTONIC counts
+// from boot: a recording's boot is when its clock read 0, in wall-clock
+// time. NTP slews the two clocks apart by less than a second over days.
 constexpr uint64_t kSameBootNs = 2'000'000'000;
 
 bool same_boot(const format::RecordingInfo& a, const format::RecordingInfo& b) {
+  if (!a.boot_id.empty() && !b.boot_id.empty())
+    return a.hostname == b.hostname && a.boot_id == b.boot_id;
   const int64_t boot_a = int64_t(a.start_realtime_ns) - int64_t(a.start_monotonic_ns);
   const int64_t boot_b = int64_t(b.start_realtime_ns) - int64_t(b.start_monotonic_ns);
   return a.hostname == b.hostname && a.kernel_build_id == b.kernel_build_id &&

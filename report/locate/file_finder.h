@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -74,6 +75,13 @@ class FileFinder {
   // True when it did (or had): the binary's debuginfo is the servers' to give.
   bool request(const format::Mapping& mapping);
 
+  // The JIT map /tmp/perf-PID.map that process `pid` of a recording made
+  // in this boot of this machine (`info`'s boot id) left here, written
+  // after the recording began: a JVM with -XX:+DumpPerfMapAtExit writes
+  // its map as it exits, after a recorder stopped reading. Null when there
+  // is none; each one used is said once.
+  const std::vector<ElfSymbol>* left_perf_map(uint32_t pid, const format::RecordingInfo& info);
+
  private:
   // What this machine, and the servers, have for one (path, build-id).
   struct OnDisk {
@@ -101,6 +109,8 @@ class FileFinder {
   // By (path, build-id, embedded tables).
   std::map<std::tuple<std::string, std::string, const EmbeddedTables*>, FoundBinary> found_;
   std::map<std::string, bool> requested_;  // by build-id: whether the servers were asked
+  // By pid: empty when there is none to use.
+  std::unordered_map<uint32_t, std::optional<std::vector<ElfSymbol>>> left_maps_;
 };
 
 }  // namespace ebprof::report

@@ -10,7 +10,7 @@ ProcessSymbols process_symbols(const Recording& recording, const StackRef& ref) 
   auto jit = recording.jit_symbols.find(ref.pid);
   return {captures_from(recording, ref),
           jit == recording.jit_symbols.end() ? nullptr : &jit->second,
-          recording.embedded_symbols.get()};
+          recording.embedded_symbols.get(), &recording.info};
 }
 
 }  // namespace

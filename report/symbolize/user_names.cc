@@ -82,9 +82,15 @@ Frame UserNames::locate(const ProcessSymbols& space, uint64_t address, uint64_t 
   if (space.captures.empty())
     return unnamed(FrameKind::kNative, UnnamedReason::kMapsNotRecorded, "[unknown]", address);
   const format::Mapping* m = mapping_in(space.captures, lookup);
-  // JIT code: named from the process's perf map, if it was recorded.
-  if ((!m || m->path.empty()) && space.jit)
-    if (const ElfSymbol* sym = find_symbol(*space.jit, lookup)) {
+  // JIT code: named from the process's perf map, if it was recorded, or
+  // one it left on this host in the boot it was recorded in.
+  const std::vector<ElfSymbol>* jit = space.jit;
+  if (m && m->path.empty() && (!jit || !find_symbol(*jit, lookup)) && space.recording)
+    if (const std::vector<ElfSymbol>* left =
+            files_.left_perf_map(space.captures.front().pid, *space.recording))
+      jit = left;
+  if ((!m || m->path.empty()) && jit)
+    if (const ElfSymbol* sym = find_symbol(*jit, lookup)) {
       // perf names the module after the map file.
       const std::string map = "perf-" + std::to_string(space.captures.front().pid) + ".map";
       Frame f{.kind = FrameKind::kJit,

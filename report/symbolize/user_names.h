@@ -34,6 +34,7 @@ struct ProcessSymbols {
   std::span<const format::ProcessInfo> captures;
   const std::vector<ElfSymbol>* jit = nullptr;
   const EmbeddedTables* embedded = nullptr;
+  const format::RecordingInfo* recording = nullptr;  // where and when it was recorded
 };
 
 class UserNames {

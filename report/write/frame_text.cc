@@ -171,10 +171,18 @@ std::string describe_unnamed(std::vector<std::pair<UnnamedReason, uint64_t>> unn
                                 : std::strcmp(reason_text(a.first), reason_text(b.first)) < 0;
   });
   std::string out;
-  for (const auto& [reason, samples] : unnamed)
+  bool jit = false;
+  for (const auto& [reason, samples] : unnamed) {
     out += (out.empty() ? "" : ", ") + std::string(reason_text(reason)) + " in " +
            std::to_string(samples) + " " + unit + " (" +
            string_printf("%.1f%%", total ? 100.0 * samples / total : 0) + ")";
+    jit |= reason == UnnamedReason::kJitMapMissing;
+  }
+  // Runtimes write a perf map only when asked.
+  if (jit)
+    out +=
+        "; a JIT's perf map is written by node --perf-basic-prof, java "
+        "-XX:+DumpPerfMapAtExit (or jcmd PID Compiler.perfmap), python3.12 -X perf";
   return out.empty() ? "none" : out;
 }
 

@@ -357,6 +357,78 @@ TEST(EndToEnd, JitCodeIsNamedFromItsPerfMap) {
   EXPECT_GE(jitted, 0.9 * total) << jitted << " of " << total;
 }
 
+// A runtime that writes its perf map only as it exits (the JVM with
+// -XX:+DumpPerfMapAtExit): the recorder reads the map once more when the
+// process is gone, for the code it could not name; a report made in the
+// same boot finds a map the recording lacks where the process left it.
+TEST(EndToEnd, JitCodeIsNamedFromAMapWrittenAtExit) {
+  REQUIRE_BPF();
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the JIT workload generates x86-64 code";
+#endif
+  auto jitted_share = [](const std::string& data) {
+    uint64_t jitted = 0, total = 0;
+    for (const TopRow& row : top_rows(data)) {
+      total += row.samples;
+      jitted += row.symbol == "jitted_spin" && row.dso.starts_with("perf-") ? row.samples : 0;
+    }
+    return total ? double(jitted) / double(total) : 0.0;
+  };
+  // Recorded while it runs, then gone: named at the end.
+  const std::string data = temp_file("jit-at-exit.data");
+  Outcome rec = run(kRecord + " -F 999 -o " + data + " -- " + kJit + " 1 --map-at-exit");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  fs::remove(rec.out.substr(0, rec.out.find('\n')));
+  EXPECT_GE(jitted_share(data), 0.9);
+
+  // The recorder stopped before the process wrote its map: the report, in
+  // this boot, reads the map the process left, and says so.
+  const pid_t pid = spawn({kJit, "2", "--map-at-exit"});
+  ASSERT_GT(pid, 0);
+  const std::string early = temp_file("jit-before-exit.data");
+  Outcome part =
+      run(kRecord + " -q -F 999 -p " + std::to_string(pid) + " --duration 1 -o " + early);
+  ASSERT_EQ(part.status, 0) << part.err;
+  Outcome before = run(kReport + " -i " + early + " -n 3");
+  EXPECT_NE(before.out.find("JIT map missing"), std::string::npos) << before.out;
+  EXPECT_NE(before.out.find("-XX:+DumpPerfMapAtExit"), std::string::npos)
+      << "the footer names what writes a map: " << before.out;
+  EXPECT_EQ(wait_exit(pid), 0);
+  const std::string map = "/tmp/perf-" + std::to_string(pid) + ".map";
+  ASSERT_TRUE(fs::exists(map));
+  Outcome after = run(kReport + " -i " + early + " -n 3");
+  EXPECT_NE(after.err.find(map + " names process " + std::to_string(pid)), std::string::npos)
+      << after.err;
+  EXPECT_GE(jitted_share(early), 0.9);
+  fs::remove(map);
+}
+
+// The JVM writes its perf map at exit with -XX:+DumpPerfMapAtExit: its
+// methods named as perf names them (98% in Hot.hotLoop on this machine).
+TEST(EndToEnd, JavaMethodsAreNamedFromTheMapTheJvmWritesAtExit) {
+  REQUIRE_BPF();
+  if (run("command -v javac && command -v java").status != 0)
+    GTEST_SKIP() << "no JDK: apt-get install openjdk-17-jdk-headless (scripts/setup.sh --test)";
+  const fs::path dir = temp_file("jvm");
+  fs::create_directories(dir);
+  Outcome javac = run("javac -d " + dir.string() + " " + EBPROF_HOT_JAVA);
+  ASSERT_EQ(javac.status, 0) << javac.err;
+  const std::string data = (dir / "java.data").string();
+  Outcome rec = run(kRecord + " -q -F 999 -o " + data +
+                    " -- sh -c 'echo $$; exec java -XX:+UnlockDiagnosticVMOptions "
+                    "-XX:+DumpPerfMapAtExit -cp " +
+                    dir.string() + " Hot 2'");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  fs::remove("/tmp/perf-" + rec.out.substr(0, rec.out.find('\n')) + ".map");
+  uint64_t hot = 0, total = 0;
+  for (const TopRow& row : top_rows(data)) {
+    total += row.samples;
+    hot += row.symbol.find("Hot.hotLoop") != std::string::npos ? row.samples : 0;
+  }
+  EXPECT_GT(total, 1000u);
+  EXPECT_GE(hot, 0.8 * total) << hot << " of " << total;
+}
+
 // -t samples one thread of a process and not its sibling.
 TEST(EndToEnd, TidPicksOneThread) {
   REQUIRE_BPF();
