@@ -313,6 +313,12 @@ TEST(EndToEnd, FlameGraphPageWorksInAHeadlessBrowser) {
   EXPECT_LE(bottom, view) << "the root is below the fold";
   EXPECT_NE(dom.out.find("Flame graph: cpu-clock on "), std::string::npos);
   EXPECT_NE(dom.out.find(" samples over "), std::string::npos);
+  // What the first paint shows, at the window's size: the bar, the root and
+  // the frames above it (a page scrolled to its root screenshotted blank,
+  // 3.5 KB of white).
+  const std::string shot = std::string(EBPROF_ARTIFACTS) + "/flame-tall.png";
+  ASSERT_EQ(run(browser + "--screenshot=" + shot + " 'file://" + tall + "'").status, 0);
+  EXPECT_GT(fs::file_size(shot), 20000u) << "a blank first paint: " << shot;
 }
 
 }  // namespace
