@@ -95,8 +95,15 @@ _ebprof_record_value() {
     --compression) _ebprof_reply -W 'none zstd' ;;
     -F | --freq) _ebprof_reply -W 'max' ;;
     -e | --event)
-      local events=$_ebprof_events tracefs=/sys/kernel/tracing/available_events
-      [[ $cur == tracepoint:* && -r $tracefs ]] && events=$(sed 's/^/tracepoint:/' "$tracefs")
+      # tracefs where it is mounted, or under debugfs on older systems;
+      # readable by root only, as recording is.
+      local events=$_ebprof_events tracefs
+      for tracefs in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+        if [[ $cur == tracepoint:* && -r $tracefs/available_events ]]; then
+          events=$(sed 's/^/tracepoint:/' "$tracefs/available_events")
+          break
+        fi
+      done
       _ebprof_reply -W "$events"
       [[ ${COMPREPLY[*]} == *: ]] && { compopt -o nospace 2>/dev/null || true; }
       ;;
