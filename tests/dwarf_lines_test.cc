@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "common/elf_file.h"
 #include "common/text.h"
@@ -529,7 +530,10 @@ TEST(InflatedCache, AnEntryOthersCouldHaveWrittenOrOfAnotherFileIsNotRead) {
 TEST(InflatedCache, TheFilesUsedLongestAgoGoPastTheLimit) {
   InflatedCache cache = fresh_cache("inflated-trim");
   cache.limit = 2500;
-  const std::string image(1000, 'x');
+  const std::string image =
+      "\x7f"
+      "ELF" +
+      std::string(996, 'x');
   const auto path = [&](const std::string& id) {
     return cache.dir + "/" + hex_bytes(id) + ".debug";
   };
@@ -545,6 +549,42 @@ TEST(InflatedCache, TheFilesUsedLongestAgoGoPastTheLimit) {
   keep_inflated(cache, "d", std::string(3000, 'x'));
   EXPECT_FALSE(fs::exists(path("d"))) << "larger than the whole cache";
   keep_inflated(InflatedCache{}, "e", image);  // no cache: nothing, no error
+}
+
+// --cache-dir . in a directory of recordings deleted them, oldest first,
+// to bring it under the limit. The cache removes only its own entries, in
+// a directory it made, found empty, or holding nothing but its entries
+// (tagged then); one that holds anything else is not written to.
+TEST(InflatedCache, NeverRemovesWhatItDidNotWrite) {
+  std::vector<std::string> warnings;
+  InflatedCache cache = fresh_cache("inflated-foreign");
+  cache.limit = 2500;
+  cache.warn = [&](const std::string& w) { warnings.push_back(w); };
+  const std::string image =
+      "\x7f"
+      "ELF" +
+      std::string(996, 'x');
+  fs::create_directories(cache.dir);
+  const std::string recording = cache.dir + "/x.data";
+  std::ofstream(recording) << std::string(4000, 'r');
+  keep_inflated(cache, "a", image);
+  keep_inflated(cache, "b", image);
+  EXPECT_TRUE(fs::exists(recording));
+  EXPECT_FALSE(fs::exists(cache.dir + "/61.debug")) << "not written where others' files are";
+  ASSERT_EQ(warnings.size(), 1u) << "said once";
+  EXPECT_NE(warnings[0].find("holds files ebprof-report did not write"), std::string::npos);
+
+  // Its own directory: a file named like an entry that is not one stays.
+  InflatedCache own = fresh_cache("inflated-own");
+  own.limit = 2500;
+  keep_inflated(own, "a", image);
+  EXPECT_TRUE(fs::exists(own.dir + "/CACHEDIR.TAG"));
+  const std::string lookalike = own.dir + "/ab.debug";
+  std::ofstream(lookalike) << std::string(4000, 'n');  // not an ELF file
+  keep_inflated(own, "b", image);
+  keep_inflated(own, "c", image);
+  EXPECT_TRUE(fs::exists(lookalike));
+  EXPECT_TRUE(fs::exists(own.dir + "/CACHEDIR.TAG"));
 }
 
 TEST(DwarfFiles, PrefetchedFilesReadAsOpenedOnes) {

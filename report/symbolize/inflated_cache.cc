@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <set>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -43,6 +45,57 @@ std::string entry_path(const InflatedCache& cache, const std::string& build_id) 
   return cache.dir + "/" + hex_bytes(build_id) + ".debug";
 }
 
+// The Cache Directory Tagging Specification's tag (backup tools skip what
+// it marks), saying whose cache it is.
+constexpr std::string_view kTagName = "CACHEDIR.TAG";
+constexpr std::string_view kTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# ebprof-report's cache of inflated debuginfo: it removes only the\n"
+    "# BUILD-ID.debug files it wrote here.\n";
+
+// An entry of ours: BUILD-ID.debug (hex), a regular file of ours, an ELF
+// file (what keep_inflated writes).
+bool is_entry(int dir, const std::string& name) {
+  constexpr std::string_view kSuffix = ".debug";
+  const size_t hex = name.size() - std::min(name.size(), kSuffix.size());
+  if (hex < 2 || hex % 2 || !name.ends_with(kSuffix) ||
+      name.find_first_not_of("0123456789abcdef") < hex)
+    return false;
+  UniqueFd fd(openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  char magic[4] = {};
+  return fd && fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && private_to_us(st) &&
+         pread(fd.get(), magic, sizeof magic, 0) == sizeof magic &&
+         std::string_view(magic, 4) ==
+             "\x7f"
+             "ELF";
+}
+
+// Whether `dir` (private, ours) is the cache's to write and trim: tagged
+// as ours, or holding nothing but entries (an untagged cache of an older
+// ebprof-report), which it is tagged now.
+bool ours(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d)
+    return false;
+  {
+    UniqueFd tag(openat(dirfd(d.get()), std::string(kTagName).c_str(),
+                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    char text[kTag.size()];
+    if (tag && pread(tag.get(), text, sizeof text, 0) == ssize_t(sizeof text) &&
+        std::string_view(text, sizeof text) == kTag)
+      return true;
+  }
+  while (const dirent* e = readdir(d.get())) {
+    const std::string name = e->d_name;
+    if (name != "." && name != ".." && !is_entry(dirfd(d.get()), name))
+      return false;
+  }
+  UniqueFd tag(openat(dirfd(d.get()), std::string(kTagName).c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  return tag && write(tag.get(), kTag.data(), kTag.size()) == ssize_t(kTag.size());
+}
+
 // Removes the files used longest ago (a hit touches its file) until the
 // rest fit the limit; `kept` stays whatever its size.
 void trim(const InflatedCache& cache, const std::string& kept) {
@@ -59,7 +112,8 @@ void trim(const InflatedCache& cache, const std::string& kept) {
   while (const dirent* e = readdir(dir.get())) {
     struct stat st {};
     const std::string path = cache.dir + "/" + e->d_name;
-    if (fstatat(dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+    if (!is_entry(dirfd(dir.get()), e->d_name) ||
+        fstatat(dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
       continue;
     total += static_cast<uint64_t>(st.st_size);
     if (path != kept)
@@ -109,6 +163,14 @@ void keep_inflated(const InflatedCache& cache, const std::string& build_id,
   if (cache.dir.empty() || build_id.empty() || image.size() > cache.limit ||
       !private_dir(cache.dir))
     return;
+  if (!ours(cache.dir)) {
+    static std::set<std::string> warned;
+    if (cache.warn && warned.insert(cache.dir).second)
+      cache.warn("--cache-dir " + cache.dir +
+                 " holds files ebprof-report did not write: not used as its cache (which "
+                 "removes what it wrote when full); give it a new or empty directory");
+    return;
+  }
   const std::string path = entry_path(cache, build_id);
   try {
     write_replacing(path, "--cache-dir", [&](std::ostream& out) {

@@ -36,7 +36,9 @@ UnnamedReason unmapped_reason(const std::string& maps_error) {
 }
 
 UserNames::UserNames(const SymbolizeOptions& options, FileFinder& files)
-    : options_(options), files_(files), dwarf_(InflatedCache{.dir = options.cache_dir}) {}
+    : options_(options),
+      files_(files),
+      dwarf_(InflatedCache{.dir = options.cache_dir, .warn = options.warn}) {}
 
 const std::string& UserNames::name_of(const ElfSymbol& sym) {
   auto [it, inserted] = demangled_.try_emplace(&sym);

@@ -286,6 +286,39 @@ TEST(BadInput, ReportOfAFileItCannotReadIsOneLine) {
   }
 }
 
+// --cache-dir . in a directory of recordings deleted them, oldest first,
+// until what it held was under the cache's 1 GB (issue 27). A directory
+// holding others' files keeps them, and is said once not to be used.
+TEST(BadInput, ACacheDirectoryHoldingOthersFilesKeepsThem) {
+  REQUIRE_BPF();
+  if (run("command -v objcopy").status != 0)
+    GTEST_SKIP() << "objcopy is not installed (binutils): no compressed debuginfo to inflate";
+  const fs::path dir = fresh_dir("foreign-cache");
+  // Compressed DWARF, which the report inflates and would cache.
+  const std::string lib = (dir / "libebprof_demo.so").string();
+  const std::string demo = (fs::path(kHotcold).parent_path() / "libebprof_demo.so").string();
+  ASSERT_EQ(run("objcopy --compress-debug-sections=zlib " + demo + " " + lib).status, 0);
+  const std::string data = (dir / "z.data").string();
+  ASSERT_EQ(run(kRecord + " -q -F 499 -o " + data + " -- env LD_LIBRARY_PATH=" + dir.string() +
+                " " + kHotcold + " 0.3")
+                .status,
+            0);
+  // Two recordings of 600 MB each (sparse: no disk), over the 1 GB limit.
+  const fs::path cache = dir / "cache";
+  fs::create_directories(cache);
+  for (const char* name : {"old.data", "new.data"}) {
+    std::ofstream(cache / name) << "x";
+    fs::resize_file(cache / name, uint64_t{600} << 20);
+  }
+  Outcome report = run(kReport + " -i " + data + " -n 3 --cache-dir " + cache.string());
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(report.out.find("hot_leaf"), std::string::npos);
+  EXPECT_TRUE(fs::exists(cache / "old.data"));
+  EXPECT_TRUE(fs::exists(cache / "new.data"));
+  EXPECT_NE(report.err.find("--cache-dir " + cache.string() + " holds files"), std::string::npos)
+      << report.err;
+}
+
 TEST(BadInput, UnknownOptionsAreOneLine) {
   for (const std::string& cmd : {kRecord + " --bogus", kReport + " --format nope"}) {
     Outcome r = run(cmd);
