@@ -106,6 +106,10 @@ void ChildProcess::run() {
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
+    // execve's ENOENT for a file that exists: what it names to run it.
+    if (err == ENOENT)
+      throw Error("cannot run '" + command_ +
+                  "': the interpreter it names (its #! line, or its ELF loader) is missing");
     throw Error(errno_message("cannot run '" + command_ + "'", err));
   }
 }

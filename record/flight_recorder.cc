@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "format/writer.h"
+#include "record/switch_output.h"
 
 namespace ebprof::record {
 
@@ -40,8 +41,9 @@ void FlightRecorder::keep(UniqueFd slice, uint64_t start_ns, uint64_t end_ns) {
 }
 
 FlightRecorder::Dumped FlightRecorder::dump(const std::string& path) {
-  auto writer = format::RecordingWriter::create(path, {.merged = true});
   Dumped d;
+  UniqueFd fd = create_numbered(path, d.path);
+  auto writer = format::RecordingWriter::create(std::move(fd), d.path, {.merged = true});
   uint32_t index = 0;
   uint64_t first_start = 0;
   for (const Slice& s : slices_) {

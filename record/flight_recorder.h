@@ -33,10 +33,14 @@ class FlightRecorder {
   // recording at `path`, a new file: dumps read together count each
   // sample once. Throws Error.
   struct Dumped {
+    std::string path;  // `path`, or with a -N suffix when that was taken
     size_t slices = 0;
     uint64_t span_ns = 0;     // from the first slice's start to the last's end
     bool since_dump = false;  // an earlier dump holds the slices before these
   };
+  // Writes the slices no earlier dump holds at `path` (or `path`-N when
+  // taken: create_numbered()). Throws Error; the slices are then kept for
+  // the next dump.
   Dumped dump(const std::string& path);
 
   uint64_t bytes() const { return bytes_; }

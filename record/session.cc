@@ -155,18 +155,34 @@ format::RecordingWriter open_slice(const RecordOptions& o, const format::Recordi
   return writer;
 }
 
+// Like perf, an existing recording is kept as FILE.old rather than lost,
+// but only once the new one has its header on disk and its command runs
+// (commit_output): a full disk, or a command that cannot run, leaves FILE
+// as it was. Until then the new file is one beside FILE (ReplacingFile:
+// made with O_EXCL, never through a link), removed if it goes no further.
 format::RecordingWriter open_output(const RecordOptions& o, const format::RecordingInfo& info,
-                                    std::optional<FlightRecorder>& flight, UniqueFd& slice) {
+                                    std::optional<FlightRecorder>& flight, UniqueFd& slice,
+                                    std::optional<ReplacingFile>& pending) {
   if (g_stop_signal)
     throw Error(std::string("stopped by ") + sigabbrev_np(g_stop_signal) +
                 " before recording began: nothing was written, " + o.output + " is as it was");
   if (flight)
     return open_slice(o, info, *flight, slice);
-  check_output(o.output, "-o");  // absent, or a regular file
+  pending.emplace(o.output, "-o");  // absent, or a regular file
+  auto writer = format::RecordingWriter::create(pending->take_fd(), o.output, o.writer);
+  writer.write(info);
+  return writer;
+}
+
+// The new recording in FILE's place, FILE moved to FILE.old first.
+void commit_output(const RecordOptions& o, std::optional<ReplacingFile>& pending) {
+  if (!pending)
+    return;
   // rename(2) acts on names: a link at FILE.old is replaced, not followed.
   if (rename(o.output.c_str(), (o.output + ".old").c_str()) != 0 && errno != ENOENT)
     throw_errno("cannot move the existing " + o.output + " to " + o.output + ".old", errno);
-  return open_next_output(o, info);
+  pending->commit();
+  pending.reset();
 }
 
 // One recording, its parts built in the order they depend on each other
@@ -185,7 +201,7 @@ class Session {
                     ? std::optional<FlightRecorder>(std::in_place, o.flight_recorder_ns,
                                                     o.flight_recorder_bytes)
                     : std::nullopt),
-        writer_(open_output(o, header_.info, flight_, slice_)),
+        writer_(open_output(o, header_.info, flight_, slice_, pending_output_)),
         recorder_(writer_, std::move(header_.kernel), tracker_,
                   o.embed_symbols ? std::optional<SymbolEmbedder>(std::in_place) : std::nullopt,
                   ledger_, header_.info.call_graph) {
@@ -240,6 +256,7 @@ class Session {
   // --flight-recorder: the slices kept, and the one being written.
   std::optional<FlightRecorder> flight_;
   UniqueFd slice_;
+  std::optional<ReplacingFile> pending_output_;  // until commit_output()
   format::RecordingWriter writer_;
   LossLedger ledger_;
   Recorder recorder_;
@@ -265,6 +282,7 @@ int Session::run() {
     }
     child_->run();
   }
+  commit_output(o_, pending_output_);
   record_until_done();
   set_stop_handlers(SIG_DFL);
   finish();
@@ -336,12 +354,22 @@ void Session::keep_switched() {
     std::fprintf(stderr, "[ ebprof-record: wrote %s ]\n", kept.c_str());
 }
 
+// A dump that cannot be written (a full disk, a planted link at every name
+// it tries) costs that dump alone: the window stays in memory for the next.
 void Session::dump_flight() {
-  const std::string name = switched_name(o_.output, realtime_ns());
-  const FlightRecorder::Dumped d = flight_->dump(name);
+  FlightRecorder::Dumped d;
+  try {
+    d = flight_->dump(switched_name(o_.output, realtime_ns()));
+  } catch (const Error& e) {
+    std::fprintf(stderr,
+                 "ebprof-record: warning: --flight-recorder dump not written: %s; recording "
+                 "goes on\n",
+                 e.what());
+    return;
+  }
   ++dumps_;
   if (!o_.quiet)
-    std::fprintf(stderr, "[ ebprof-record: wrote %s, the last %.1f s%s (%s) ]\n", name.c_str(),
+    std::fprintf(stderr, "[ ebprof-record: wrote %s, the last %.1f s%s (%s) ]\n", d.path.c_str(),
                  double(d.span_ns) / 1e9, d.since_dump ? " since the last dump" : "",
                  count_of(d.slices, "slice", "slices").c_str());
 }

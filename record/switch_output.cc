@@ -31,6 +31,18 @@ std::string switched_name(const std::string& output, uint64_t realtime_ns) {
   return output + "." + stamp + string_printf("%02u", unsigned(realtime_ns / 10'000'000 % 100));
 }
 
+UniqueFd create_numbered(const std::string& name, std::string& made) {
+  made = name;
+  for (int n = 1;; ++n) {
+    UniqueFd fd(::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd)
+      return fd;
+    if (errno != EEXIST || n > 99)
+      throw_errno("cannot make " + made, errno);
+    made = name + "-" + std::to_string(n);
+  }
+}
+
 std::string SwitchedFiles::keep(const std::string& output, uint64_t realtime_ns) {
   const std::string name = switched_name(output, realtime_ns);
   std::string to = name;

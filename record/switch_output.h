@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/unique_fd.h"
+
 namespace ebprof::record {
 
 struct SwitchOutput {
@@ -25,6 +27,12 @@ std::optional<SwitchOutput> parse_switch_output(std::string_view value);
 // `output`.YYYYmmddHHMMSScc, the UTC time `realtime_ns` to the hundredth
 // of a second: perf's name for a file it switched from.
 std::string switched_name(const std::string& output, uint64_t realtime_ns);
+
+// Makes a new file for a --flight-recorder dump at `name`, or `name`-1,
+// `name`-2, ... when that is taken (two dumps within a hundredth of a
+// second, a file or a link planted there): never replacing a file, never
+// through a link. Sets `made` to the name. Throws Error.
+UniqueFd create_numbered(const std::string& name, std::string& made);
 
 // The files a recording switched from, oldest first: at most `max_files`
 // of them are kept (0: all), the oldest removed first.

@@ -92,6 +92,60 @@ TEST(BadInput, AMistypedCommandKeepsThePreviousRecording) {
   EXPECT_FALSE(fs::exists(out + ".old"));
 }
 
+// Nothing replaces the previous recording before the new one has its first
+// frames on disk and its command runs: a disk full at the start moved it
+// to .old and left a 0-byte file, which a second attempt moved over .old
+// (the recording gone); a command whose interpreter is missing left a
+// header-only file "killed" (issue 27).
+TEST(BadInput, APreviousRecordingOutlivesAFullDiskOrACommandThatCannotRun) {
+  REQUIRE_BPF();
+  const fs::path dir = fs::path(testing::TempDir()) / "full-at-start";
+  fs::create_directories(dir);
+  umount2(dir.c_str(), MNT_DETACH);
+  if (mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=16k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  const std::string out = (dir / "perf.data").string();
+  std::ofstream(out) << "the previous recording";
+  {
+    std::ofstream fill(dir / "filler");
+    fill << std::string(16 << 10, 'x');
+  }
+  std::vector<Outcome> attempts;
+  for (int i = 0; i < 2; ++i)
+    attempts.push_back(run(kRecord + " -q -o " + out + " -- " + kHotcold + " 0.2"));
+  const std::string after = slurp(out);
+  const bool old = fs::exists(out + ".old");
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+    ++entries;
+  umount2(dir.c_str(), MNT_DETACH);
+  for (const Outcome& r : attempts) {
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+  }
+  EXPECT_EQ(after, "the previous recording");
+  EXPECT_FALSE(old);
+  EXPECT_EQ(entries, 2u) << "the previous recording and the filler, nothing left behind";
+
+  const fs::path scripts = fresh_dir("no-interpreter");
+  const std::string script = (scripts / "job.sh").string(), kept = (scripts / "perf.data").string();
+  std::ofstream(script) << "#!/nonexistent/interp\necho hi\n";
+  fs::permissions(script, fs::perms::owner_all);
+  std::ofstream(kept) << "the previous recording";
+  Outcome r = run(kRecord + " -q -o " + kept + " -- " + script);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("cannot run '" + script + "'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("interpreter"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_EQ(slurp(kept), "the previous recording");
+  EXPECT_FALSE(fs::exists(kept + ".old"));
+  size_t left = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(scripts))
+    ++left;
+  EXPECT_EQ(left, 2u) << "no new file left beside it";
+}
+
 // A disk that fills at a switch (--switch-output): one clear line, every
 // file switched before it whole; a rotation directory that cannot be
 // written is refused before anything is recorded.

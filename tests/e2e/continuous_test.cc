@@ -134,6 +134,54 @@ TEST(EndToEnd, FlightRecorderWritesTheLastSecondsWhenAsked) {
   }
 }
 
+// `output`.YYYYmmddHHMMSScc for the wall-clock time `t`: the name a dump
+// or a switched file gets, which anyone on the machine can foresee.
+std::string dump_name(const std::string& output, std::chrono::system_clock::time_point t) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch());
+  const time_t seconds = static_cast<time_t>(ns.count() / 1'000'000'000);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &utc);
+  char hundredths[4];
+  std::snprintf(hundredths, sizeof hundredths, "%02d", int(ns.count() / 10'000'000 % 100));
+  return output + "." + stamp + hundredths;
+}
+
+// Dump names are foreseeable to the hundredth of a second: a link planted
+// at the next ones made the recorder exit having written nothing (issue
+// 27), and a second dump within a hundredth of a second replaced the
+// first. A dump takes the next free name (-1, -2...), never writing
+// through a link, and one that cannot be written costs itself alone.
+TEST(EndToEnd, FlightRecorderDumpsNeverReplaceAFileNorFollowALink) {
+  REQUIRE_BPF();
+  const fs::path dir = fresh_dir("flight-links");
+  const std::string out = (dir / "x.data").string();
+  const std::string target = (dir / "target").string();
+  std::ofstream(target) << "not the recorder's";
+  const pid_t pid =
+      spawn({kRecord, "-q", "-F", "499", "--flight-recorder=5s", "-o", out, "--", kHotcold, "6"});
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Links at every name of the next two seconds.
+  const auto now = std::chrono::system_clock::now();
+  for (int i = 0; i < 200; ++i)
+    fs::create_symlink(target, dump_name(out, now + std::chrono::milliseconds(10 * i)));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  kill(pid, SIGUSR2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGUSR2);
+  EXPECT_EQ(wait_exit(pid), 0) << "recording went on to the end";
+  EXPECT_EQ(slurp(target), "not the recorder's");
+  std::vector<std::string> dumps;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && !e.is_symlink() && e.path().string() != target)
+      dumps.push_back(e.path().string());
+  EXPECT_EQ(dumps.size(), 3u) << "two asked for within 5 ms, one at the end";
+  for (const std::string& f : dumps)
+    EXPECT_EQ(run(kReport + " info " + f).status, 0) << f;
+}
+
 // A process's resident set, in KiB.
 uint64_t rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
