@@ -39,6 +39,7 @@ enum class UnnamedReason : uint8_t {
   kNoCfi,            // no call frame information for an address on the way
   kUnreadableStack,  // the walk needed stack the window does not hold, below it
   kUnwindLoop,       // a frame did not move up the stack
+  kCfiTooCostly,     // CFI whose DWARF expressions branch (and can loop) or run long
   kStackTooDeep,     // more frames than a report follows
   k32BitTask,        // a 32-bit task's stack, which a 64-bit unwinder cannot read
   kStackTruncated,   // a frame-pointer walk cut at the most frames a sample holds

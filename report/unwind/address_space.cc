@@ -169,7 +169,8 @@ bool AddressSpace::set_initial_registers(Dwfl_Thread* thread, void* arg) {
 int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
   auto* self = static_cast<AddressSpace*>(arg);
   Dwarf_Addr pc = 0;
-  if (!dwfl_frame_pc(frame, &pc, nullptr))
+  bool activation = false;
+  if (!dwfl_frame_pc(frame, &pc, &activation))
     return DWARF_CB_ABORT;
   // Each frame must be higher up the stack than the last (libdwfl 0.188
   // has no loop check of its own).
@@ -188,6 +189,12 @@ int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
   self->read_past_end_ = self->read_outside_ = false;
   if (self->pcs_.size() >= kMaxFrames) {
     self->stop_ = UnnamedReason::kStackTooDeep;
+    return DWARF_CB_ABORT;
+  }
+  // libdwfl steps from this frame next, by the CFI at it: not where that
+  // would evaluate an expression without bound.
+  if (self->rules_->costly(activation ? pc : pc - 1)) {
+    self->stop_ = UnnamedReason::kCfiTooCostly;
     return DWARF_CB_ABORT;
   }
   return DWARF_CB_OK;

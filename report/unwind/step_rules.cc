@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -11,10 +12,6 @@
 
 namespace ebprof::report {
 namespace {
-
-struct FreeFrame {
-  void operator()(Dwarf_Frame* frame) const { std::free(frame); }
-};
 
 // The offset from the CFA where a register is saved, when its rule is
 // DWARF's offset(N): libdw gives it as "CFA, plus N".
@@ -80,18 +77,53 @@ const std::optional<StepRule>& StepRules::at(uint64_t pc) {
   return it->second;
 }
 
-std::optional<StepRule> StepRules::read(uint64_t pc) const {
+void StepRules::FreeFrame::operator()(Dwarf_Frame* frame) const {
+  std::free(frame);
+}
+
+std::unique_ptr<Dwarf_Frame, StepRules::FreeFrame> StepRules::frame_at(uint64_t pc) const {
   Dwfl_Module* module = dwfl_addrmodule(dwfl_, pc);
   if (!module)
-    return std::nullopt;
+    return nullptr;
   for (auto cfi_of : {dwfl_module_eh_cfi, dwfl_module_dwarf_cfi}) {
     Dwarf_Addr bias = 0;
     Dwarf_CFI* cfi = cfi_of(module, &bias);
     Dwarf_Frame* frame = nullptr;
     if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0)
-      return rule_of(std::unique_ptr<Dwarf_Frame, FreeFrame>(frame).get());
+      return std::unique_ptr<Dwarf_Frame, FreeFrame>(frame);
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<StepRule> StepRules::read(uint64_t pc) const {
+  const auto frame = frame_at(pc);
+  return frame ? rule_of(frame.get()) : std::nullopt;
+}
+
+bool StepRules::costly(uint64_t pc) {
+  auto [it, inserted] = costly_.try_emplace(pc, false);
+  if (!inserted)
+    return it->second;
+  const auto frame = frame_at(pc);
+  if (!frame)
+    return false;
+  auto too_costly = [](const Dwarf_Op* ops, size_t nops) {
+    return nops > kMaxExpressionOps || std::any_of(ops, ops + nops, [](const Dwarf_Op& op) {
+             return op.atom == DW_OP_skip || op.atom == DW_OP_bra;
+           });
+  };
+  Dwarf_Op* ops = nullptr;
+  size_t nops = 0;
+  if (dwarf_frame_cfa(frame.get(), &ops, &nops) == 0 && too_costly(ops, nops))
+    return it->second = true;
+  // Every register x86-64's unwinding reads, the return address last.
+  for (int regno = 0; regno <= static_cast<int>(format::kDwarfRip); ++regno) {
+    Dwarf_Op mem[3];
+    if (dwarf_frame_register(frame.get(), regno, mem, &ops, &nops) == 0 && ops &&
+        too_costly(ops, nops))
+      return it->second = true;
+  }
+  return false;
 }
 
 }  // namespace ebprof::report

@@ -10,10 +10,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
 struct Dwfl;
+struct Dwarf_Frame_s;
+using Dwarf_Frame = Dwarf_Frame_s;
 
 namespace ebprof::report {
 
@@ -42,11 +45,26 @@ class StepRules {
   // not that simple.
   const std::optional<StepRule>& at(uint64_t pc);
 
+  // Whether the CFI at `pc` holds a DWARF expression no walk should
+  // evaluate: one that branches (DW_OP_skip, DW_OP_bra: it can loop, and
+  // libdwfl bounds neither its steps nor its stack) or has more than
+  // kMaxExpressionOps operations. Compilers write neither; a hostile
+  // binary's embedded CFI can, and cost a report CPU-hours.
+  bool costly(uint64_t pc);
+  static constexpr size_t kMaxExpressionOps = 64;
+
  private:
+  // The FDE row at `pc`, from the module's .eh_frame or else its
+  // .debug_frame, like libdwfl; null where there is none.
+  struct FreeFrame {
+    void operator()(Dwarf_Frame* frame) const;
+  };
+  std::unique_ptr<Dwarf_Frame, FreeFrame> frame_at(uint64_t pc) const;
   std::optional<StepRule> read(uint64_t pc) const;
 
   Dwfl* dwfl_;
   std::unordered_map<uint64_t, std::optional<StepRule>> rules_;
+  std::unordered_map<uint64_t, bool> costly_;
   // The hot addresses of a profile are few: a direct-mapped cache of
   // rules_ answers most lookups without hashing into it.
   struct Recent {

@@ -99,6 +99,8 @@ const char* reason_text(UnnamedReason reason) {
       return "stack unreadable";
     case UnnamedReason::kUnwindLoop:
       return "unwinding loop";
+    case UnnamedReason::kCfiTooCostly:
+      return "CFI too costly to evaluate";
     case UnnamedReason::kStackTooDeep:
       return "stack too deep to follow";
     case UnnamedReason::k32BitTask:

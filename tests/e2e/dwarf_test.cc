@@ -13,6 +13,7 @@ namespace {
 const std::string kNofp = EBPROF_NOFP_BIN;
 const std::string kNofpLib = EBPROF_NOFP_LIB;
 const std::string kLibcleaf = EBPROF_LIBCLEAF_BIN;
+const std::string kLoopCfi = EBPROF_LOOPCFI_BIN;
 
 // --call-graph dwarf. The samples of folded output whose stack holds
 // `path` (frames root first, ';'-joined), and all of `comm`'s samples.
@@ -250,6 +251,27 @@ TEST(Dwarf, TheStackIsCopiedOnlyWhereTheLeafRepairNeedsIt) {
   EXPECT_GE(hotcold, 0);
   EXPECT_LE(hotcold, 10);
   EXPECT_GE(copied(kLibcleaf + " 2"), 60);
+}
+
+// A binary whose CFI holds a DWARF expression that loops: every window
+// through it is cut there, the reason counted, at no cost (a crafted
+// recording was worth CPU-hours of a report; issue 27).
+TEST(Dwarf, CfiWhoseExpressionLoopsIsCutNotEvaluated) {
+  REQUIRE_BPF();
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the workload's CFI is x86-64's";
+#endif
+  const std::string data = temp_file("loopcfi.data");
+  Outcome rec =
+      run(kRecord + " -q --call-graph dwarf -F 199 -o " + data + " -- " + kLoopCfi + " 1");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  Outcome report = run(kReport + " -i " + data + " -n 3 --comm loopcfi");
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(report.out.find("# unnamed frames: CFI too costly to evaluate in "), std::string::npos)
+      << report.out;
+  const std::string folded = run(kReport + " -i " + data + " --format folded --comm loopcfi").out;
+  EXPECT_NE(folded.find("loopcfi;[truncated: CFI too costly to evaluate];spin"), std::string::npos)
+      << folded;
 }
 
 }  // namespace
