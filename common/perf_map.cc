@@ -1,5 +1,6 @@
 #include "common/perf_map.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,6 +37,15 @@ std::vector<ElfSymbol> parse_perf_map(std::string_view text) {
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.address < b.address; });
   return out;
+}
+
+std::string perf_map_path(uint32_t pid) {
+  return "/tmp/perf-" + std::to_string(pid) + ".map";
+}
+
+bool read_perf_map_at(const std::string& path, uid_t uid, off_t& size, std::string& text) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  return read_perf_map_file(fd, uid, size, text);
 }
 
 bool read_perf_map_file(const UniqueFd& fd, uid_t uid, off_t& size, std::string& text) {

@@ -143,15 +143,17 @@ ProcessInfo decode(schema::Process::Reader r, IdSpace& ids) {
       continue;
     }
     const uint32_t id = m.getFile() - 1;
-    auto f = files.find(id);
-    if (f == files.end())
-      f = ids.files.find(id);
-    if (f == ids.files.end())
+    const MappedFile* file = nullptr;
+    if (auto here = files.find(id); here != files.end())
+      file = &here->second;
+    else if (auto before = ids.files.find(id); before != ids.files.end())
+      file = &before->second;
+    if (!file)
       throw FrameDamage{"a mapping names mapped file " + std::to_string(id) +
                         ", which no intact frame defined"};
-    out.path = f->second.path;
-    out.build_id = f->second.build_id;
-    out.debuglink = f->second.debuglink;
+    out.path = file->path;
+    out.build_id = file->build_id;
+    out.debuglink = file->debuglink;
   }
   p.maps_error = str(r.getMapsError());
   p.place = {r.getPidNamespace(), r.getMountNamespace(), r.getNamespacePid(), str(r.getRoot())};

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -43,6 +44,16 @@ void FlightRecorder::keep(UniqueFd slice, uint64_t start_ns, uint64_t end_ns) {
 FlightRecorder::Dumped FlightRecorder::dump(const std::string& path) {
   Dumped d;
   UniqueFd fd = create_numbered(path, d.path);
+  try {
+    write_dump(std::move(fd), d);
+  } catch (const Error&) {
+    unlink(d.path.c_str());  // made by us, whole or not at all
+    throw;
+  }
+  return d;
+}
+
+void FlightRecorder::write_dump(UniqueFd fd, Dumped& d) {
   auto writer = format::RecordingWriter::create(std::move(fd), d.path, {.merged = true});
   uint32_t index = 0;
   uint64_t first_start = 0;
@@ -65,7 +76,6 @@ FlightRecorder::Dumped FlightRecorder::dump(const std::string& path) {
     d.span_ns = slices_.back().end_ns - first_start;
     dumped_until_ns_ = slices_.back().end_ns;
   }
-  return d;
 }
 
 }  // namespace ebprof::record

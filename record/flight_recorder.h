@@ -46,6 +46,7 @@ class FlightRecorder {
   uint64_t bytes() const { return bytes_; }
 
  private:
+  void write_dump(UniqueFd fd, Dumped& d);
   struct Slice {
     UniqueFd fd;
     uint64_t start_ns = 0, end_ns = 0;

@@ -32,7 +32,7 @@ bool read_perf_map(uint32_t pid, const std::string& path, off_t& size, std::stri
 }
 
 std::string map_name(uint32_t pid, uint32_t namespace_pid) {
-  return "/tmp/perf-" + std::to_string(namespace_pid ? namespace_pid : pid) + ".map";
+  return perf_map_path(namespace_pid ? namespace_pid : pid);
 }
 
 }  // namespace
@@ -79,11 +79,8 @@ std::vector<ElfSymbol> JitMaps::name_missed(uint32_t pid) {
   std::string text;
   off_t size = -1;  // read whatever size it has now
   bool read = read_perf_map(pid, path, size, text);
-  if (!read && t.host_tmp && t.uid != static_cast<uid_t>(-1)) {
-    // Gone: its /tmp is ours. Never through a link, nor a FIFO that blocks.
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
-    read = read_perf_map_file(fd, t.uid, size, text);
-  }
+  if (!read && t.host_tmp && t.uid != static_cast<uid_t>(-1))
+    read = read_perf_map_at(path, t.uid, size, text);  // gone: its /tmp is ours
   std::vector<ElfSymbol> named;
   if (read) {
     t.symbols = parse_perf_map(text);

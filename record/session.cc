@@ -331,6 +331,8 @@ bool Session::switch_due(uint64_t now_ns) {
 // Between two batches, the ring buffer running on: what it holds goes into
 // the new file, so no sample is in two files or in none.
 void Session::switch_file(uint64_t now_ns) {
+  // JIT code found unnamed is named in the file of its samples, if at all.
+  recorder_.name_missed_jit();
   recorder_.flush(0, true);
   end_file(now_ns);
   if (flight_)

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -361,6 +363,45 @@ TEST(PerfMap, AMapWrittenLateNamesWhatWasMissed) {
   EXPECT_TRUE(maps.missed().empty());
   EXPECT_TRUE(maps.name_missed(pid).empty());
   unlink(map.c_str());
+}
+
+// Gone, a process that shared the recorder's mount namespace is named from
+// the map it left in the recorder's own /tmp, if its owner's or root's.
+TEST(PerfMap, AGoneProcesssMapIsReadFromTheRecordersTmp) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  const uint32_t pid = static_cast<uint32_t>(child);
+  const std::string map = "/tmp/perf-" + std::to_string(pid) + ".map";
+  unlink(map.c_str());
+  JitMaps maps;
+  EXPECT_EQ(maps.find(pid, 0, 0x7f0000001004, 1'000'000'000, true), nullptr);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  std::ofstream(map) << "7f0000001000 10 written_at_exit\n";
+  const std::vector<ElfSymbol> named = maps.name_missed(pid);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].name, "written_at_exit");
+
+  // Not where its /tmp was its own (a container's).
+  JitMaps contained;
+  const pid_t other = fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) {
+    pause();
+    _exit(0);
+  }
+  EXPECT_EQ(contained.find(uint32_t(other), 0, 0x7f0000001004, 1'000'000'000, false), nullptr);
+  kill(other, SIGKILL);
+  waitpid(other, nullptr, 0);
+  const std::string other_map = "/tmp/perf-" + std::to_string(other) + ".map";
+  std::ofstream(other_map) << "7f0000001000 10 not_its_own\n";
+  EXPECT_TRUE(contained.name_missed(uint32_t(other)).empty());
+  unlink(map.c_str());
+  unlink(other_map.c_str());
 }
 
 TEST(ProcStatus, NamespacePidIsTheInnermost) {

@@ -312,6 +312,7 @@ std::vector<Recording> load_all(std::span<const std::string> paths, const Sample
   Overlaps overlaps = Overlaps::find(all);
   if (overlaps.empty())
     return all;
+  all = {};  // let go before reading again: one copy under the memory budget
   all = load_files(paths, filter, names, settle, first_index, &overlaps);
   for (size_t i = 0; i < all.size(); ++i) {
     all[i].overlap = overlaps.description();

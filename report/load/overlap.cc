@@ -17,10 +17,11 @@ constexpr uint64_t kSameBootNs = 2'000'000'000;
 bool same_boot(const format::RecordingInfo& a, const format::RecordingInfo& b) {
   if (!a.boot_id.empty() && !b.boot_id.empty())
     return a.hostname == b.hostname && a.boot_id == b.boot_id;
-  const int64_t boot_a = int64_t(a.start_realtime_ns) - int64_t(a.start_monotonic_ns);
-  const int64_t boot_b = int64_t(b.start_realtime_ns) - int64_t(b.start_monotonic_ns);
+  // Unsigned, wrapping: a hostile header's clocks must not overflow.
+  const uint64_t boot_a = a.start_realtime_ns - a.start_monotonic_ns;
+  const uint64_t boot_b = b.start_realtime_ns - b.start_monotonic_ns;
   return a.hostname == b.hostname && a.kernel_build_id == b.kernel_build_id &&
-         uint64_t(boot_a > boot_b ? boot_a - boot_b : boot_b - boot_a) < kSameBootNs;
+         std::min(boot_a - boot_b, boot_b - boot_a) < kSameBootNs;
 }
 
 // The monotonic times a recording's samples can have.

@@ -1,7 +1,7 @@
 #include "report/locate/file_finder.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "common/perf_map.h"
 #include "common/text.h"
-#include "common/unique_fd.h"
 #include "report/locate/debuginfo.h"
 
 namespace ebprof::report {
@@ -187,27 +186,28 @@ const ElfSymbolTable* FileFinder::binary_of(const format::Mapping& m, std::strin
   return disk.binary_table;
 }
 
-const std::vector<ElfSymbol>* FileFinder::left_perf_map(uint32_t pid,
+const std::vector<ElfSymbol>* FileFinder::left_perf_map(const format::ProcessInfo& process,
                                                         const format::RecordingInfo& info) {
   static const std::string boot = this_boot_id();
-  if (info.boot_id.empty() || info.boot_id != boot)
+  if (info.boot_id.empty() || info.boot_id != boot ||
+      (process.place.namespace_pid && process.place.namespace_pid != process.pid) ||
+      (!process.place.root.empty() && process.place.root != "/"))
     return nullptr;
-  auto [it, inserted] = left_maps_.try_emplace(pid);
+  auto [it, inserted] = left_maps_.try_emplace({info.start_realtime_ns, process.pid});
   if (inserted) {
-    const std::string path = "/tmp/perf-" + std::to_string(pid) + ".map";
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+    const std::string path = perf_map_path(process.pid);
     struct stat st {};
     std::string text;
     off_t size = -1;
     // Written before the recording began, it is another process's of
     // that pid, or a stale one: never a wrong name.
-    if (fd && fstat(fd.get(), &st) == 0 &&
+    if (lstat(path.c_str(), &st) == 0 &&
         uint64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec >=
             info.start_realtime_ns &&
-        read_perf_map_file(fd, st.st_uid, size, text)) {
+        read_perf_map_at(path, geteuid(), size, text)) {
       it->second = parse_perf_map(text);
       if (options_.warn)
-        options_.warn(path + " names process " + std::to_string(pid) +
+        options_.warn(path + " names process " + std::to_string(process.pid) +
                       "'s JIT code: the recording holds no map for it, and this is the boot it "
                       "was made in");
     }

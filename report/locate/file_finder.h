@@ -75,12 +75,14 @@ class FileFinder {
   // True when it did (or had): the binary's debuginfo is the servers' to give.
   bool request(const format::Mapping& mapping);
 
-  // The JIT map /tmp/perf-PID.map that process `pid` of a recording made
-  // in this boot of this machine (`info`'s boot id) left here, written
-  // after the recording began: a JVM with -XX:+DumpPerfMapAtExit writes
-  // its map as it exits, after a recorder stopped reading. Null when there
-  // is none; each one used is said once.
-  const std::vector<ElfSymbol>* left_perf_map(uint32_t pid, const format::RecordingInfo& info);
+  // The JIT map /tmp/perf-PID.map that `process` of a recording made in
+  // this boot of this machine (`info`'s boot id) left here, written after
+  // the recording began, by root or the report's user: a JVM with
+  // -XX:+DumpPerfMapAtExit writes its map as it exits, after a recorder
+  // stopped reading. Not for a process in a container (its /tmp and pid
+  // are its own). Null when there is none; each one used is said once.
+  const std::vector<ElfSymbol>* left_perf_map(const format::ProcessInfo& process,
+                                              const format::RecordingInfo& info);
 
  private:
   // What this machine, and the servers, have for one (path, build-id).
@@ -109,8 +111,8 @@ class FileFinder {
   // By (path, build-id, embedded tables).
   std::map<std::tuple<std::string, std::string, const EmbeddedTables*>, FoundBinary> found_;
   std::map<std::string, bool> requested_;  // by build-id: whether the servers were asked
-  // By pid: empty when there is none to use.
-  std::unordered_map<uint32_t, std::optional<std::vector<ElfSymbol>>> left_maps_;
+  // By (recording start, pid): empty when there is none to use.
+  std::map<std::pair<uint64_t, uint32_t>, std::optional<std::vector<ElfSymbol>>> left_maps_;
 };
 
 }  // namespace ebprof::report

@@ -145,7 +145,7 @@ void add_filter_options(CLI::App& app, ReportOptions& o) {
   f->add_option("--weight", o.weight,
                 "samples, or time (a sample's period, an interval's length, in microseconds); "
                 "auto: time when intervals off CPU are shown, else events (the samples' "
-                "periods, as perf weighs) for an event other than a clock at -F")
+                "periods, as perf weighs) for an event other than a clock")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "samples", "time"}));
   auto* kernel_only = f->add_flag("--kernel-only", o.kernel_only, "Only the kernel half of stacks");

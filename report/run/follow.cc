@@ -1,10 +1,11 @@
 #include "report/run/follow.h"
 
-#include <glob.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 
 namespace ebprof::report {
 
@@ -29,13 +30,20 @@ FollowedSeries::FollowedSeries(std::string name) : name_(std::move(name)) {
 }
 
 std::vector<std::string> FollowedSeries::rotated() const {
+  // Listed, not globbed: [, * and ? in a path are its own characters.
+  const size_t slash = name_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : name_.substr(0, slash + 1);
+  const std::string prefix = slash == std::string::npos ? "" : dir;
   std::vector<std::string> files;
-  glob_t matches{};
-  if (glob((name_ + ".*").c_str(), 0, nullptr, &matches) == 0)
-    for (size_t i = 0; i < matches.gl_pathc; ++i)
-      if (rotated_from(matches.gl_pathv[i], name_))
-        files.emplace_back(matches.gl_pathv[i]);
-  globfree(&matches);
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  while (d)
+    if (const dirent* e = readdir(d.get())) {
+      std::string file = prefix + e->d_name;
+      if (rotated_from(file, name_))
+        files.push_back(std::move(file));
+    } else {
+      break;
+    }
   // Time stamps sort as text; a -N suffix after its stamp's first file.
   std::sort(files.begin(), files.end());
   return files;

@@ -286,8 +286,9 @@ std::vector<std::string> followed_files(const std::vector<FollowedSeries>& serie
 // or the files have not grown for 30 s: a recorder killed leaves no end
 // frame, and following it would never end.
 void run_follow(const Plan& plan, std::ostream& out) {
-  constexpr int kStillSeconds = 30;
+  constexpr int kStillSeconds = 30, kRetries = 2;
   const bool terminal = isatty(STDOUT_FILENO);
+  int failures = 0;
   std::vector<FollowedSeries> series(plan.inputs.begin(), plan.inputs.end());
   Plan now = plan;
   now.top.following = true;
@@ -300,11 +301,19 @@ void run_follow(const Plan& plan, std::ostream& out) {
     }
     std::ostringstream table;
     bool ended = true;
-    {
+    try {
       Stages stages(now);  // a report each second, each freed after
       const Profile& p = stages.profile();
       plan.format->write(table, p, now);
       ended = p.summary.ended;
+      failures = 0;
+    } catch (const Error&) {
+      // A rotation's oldest file removed (--switch-max-files) between the
+      // listing and the reading: the next second lists again.
+      if (++failures > kRetries)
+        throw;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
     }
     // Home and clear, as top does; piped, one table after the other.
     out << (terminal ? "\033[H\033[2J" : "") << table.str() << (terminal ? "" : "\n");

@@ -1,5 +1,7 @@
 #include "report/symbolize/user_names.h"
 
+#include "common/perf_map.h"
+
 #include <algorithm>
 
 #include "report/model/process_maps.h"
@@ -89,20 +91,20 @@ Frame UserNames::locate(const ProcessSymbols& space, uint64_t address, uint64_t 
   const std::vector<ElfSymbol>* jit = space.jit;
   if (m && m->path.empty() && (!jit || !find_symbol(*jit, lookup)) && space.recording)
     if (const std::vector<ElfSymbol>* left =
-            files_.left_perf_map(space.captures.front().pid, *space.recording))
+            files_.left_perf_map(space.captures.front(), *space.recording))
       jit = left;
   if ((!m || m->path.empty()) && jit)
     if (const ElfSymbol* sym = find_symbol(*jit, lookup)) {
       // perf names the module after the map file.
-      const std::string map = "perf-" + std::to_string(space.captures.front().pid) + ".map";
+      const std::string path = perf_map_path(space.captures.front().pid);
       Frame f{.kind = FrameKind::kJit,
               .address = address,
               .offset = address - sym->address,
               .file_offset = address,
               .name = name_of(*sym),
               .system_name = sym->name,
-              .module = map,
-              .path = "/tmp/" + map};
+              .module = path.substr(path.rfind('/') + 1),
+              .path = path};
       return f;
     }
   if (!m)

@@ -169,8 +169,10 @@ bool AddressSpace::set_initial_registers(Dwfl_Thread* thread, void* arg) {
 int AddressSpace::on_frame(Dwfl_Frame* frame, void* arg) {
   auto* self = static_cast<AddressSpace*>(arg);
   Dwarf_Addr pc = 0;
-  bool activation = false;
-  if (!dwfl_frame_pc(frame, &pc, &activation))
+  // Not asked of libdwfl: to tell, it unwinds the frame, evaluating the
+  // very CFI costly() is to screen. The first frame is its own address.
+  const bool activation = self->pcs_.empty();
+  if (!dwfl_frame_pc(frame, &pc, nullptr))
     return DWARF_CB_ABORT;
   // Each frame must be higher up the stack than the last (libdwfl 0.188
   // has no loop check of its own).

@@ -814,10 +814,12 @@ TEST(EndToEnd, SamplesOfAnAdaptedPeriodWeighTheirEvents) {
   const std::string folded = run(kReport + " -i " + data + " --format folded").out;
   const uint64_t in_burst = faults_in(folded, "burst"), in_trickle = faults_in(folded, "trickle");
   // Every fault is counted, each sample standing for those since the one
-  // before: the burst's events are its faults, to the last period's.
+  // before: the burst's events are its faults, to the last period's. The
+  // trickle's first sample may stand for some of the start-up's faults too
+  // (a few hundred, in ld.so), where the period was long.
   EXPECT_GT(in_burst, 0.9 * burst) << folded;
   EXPECT_LT(in_burst, 1.1 * burst) << folded;
-  EXPECT_LT(in_trickle, 1.5 * trickle + 50) << folded;
+  EXPECT_LT(in_trickle, trickle + 400) << folded;
   const std::string top = run(kReport + " -i " + data + " --stdio --no-children").out;
   EXPECT_NE(top.find(" events in "), std::string::npos) << top;
   EXPECT_NE(top.find("    Events"), std::string::npos) << top;
