@@ -393,7 +393,7 @@ TEST(Reader, MappedFilesNamedByIdSurviveDamageToAnyMapsFrame) {
   const Mapping ld{0x7f0000200000, 0x7f0000230000, 0x1000, "/usr/lib/ld-linux-x86-64.so.2", "\xcc"};
   auto process = [&](uint32_t pid, const std::string& exe) {
     return ProcessInfo{
-        pid, exe, 5'000'000'000 + pid, {Mapping{0x400000, 0x401000, 0, exe}, libc, ld}};
+        pid, exe, uint64_t{5'000'000'000} + pid, {Mapping{0x400000, 0x401000, 0, exe}, libc, ld}};
   };
   const std::vector<ProcessInfo> written = {process(1, "/usr/bin/a"), process(2, "/usr/bin/b"),
                                             process(3, "/usr/bin/a")};
