@@ -157,8 +157,11 @@ std::string Debuginfod::find_debuginfo(const std::string& build_id) {
                  " build-ids asked), " + std::to_string(static_cast<int>(options_.deadline_s)) +
                  " s at most in all: --debuginfod-timeout SECONDS changes that");
   }
-  changed_.wait(lock, [&] { return q.done; });
-  return q.path;
+  // The deadline is the report's too: a transfer libdebuginfod has not
+  // abandoned yet (it asks its progress callback about once a second, once
+  // per server) no longer holds the report (30 s ran to 34-35).
+  changed_.wait_until(lock, *deadline_, [&] { return q.done; });
+  return q.done ? q.path : "";
 }
 
 std::string Debuginfod::summary() const {
@@ -166,7 +169,7 @@ std::string Debuginfod::summary() const {
   size_t found = 0, unanswered = 0;
   for (const auto& [id, q] : queries_) {
     found += !q.path.empty();
-    unanswered += q.done && !q.answered;
+    unanswered += !q.done || !q.answered;  // not done: still being given up on
   }
   if (unanswered == 0)
     return "";
