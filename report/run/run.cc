@@ -78,7 +78,11 @@ class Stages {
   // sample stream hand them to.
   SettleStacks settle() {
     return [this](const Recording& r, const IdRuns<format::UserWindow>& windows,
-                  std::span<StackRef> refs) { resolver().settle(r, windows, refs); };
+                  std::span<StackRef> refs) {
+      resolver().settle(r, windows, refs);
+      settled_ += refs.size();
+      say_progress();
+    };
   }
 
   // The recordings of `paths`, numbered after those loaded before: the
@@ -118,6 +122,21 @@ class Stages {
   }
 
  private:
+  // A report that runs long says, every 10 s, how far it got: a stranger's
+  // recording may hold millions of stacks, or CFI that is costly to use.
+  void say_progress() {
+    constexpr auto kEvery = std::chrono::seconds(10);
+    const auto now = std::chrono::steady_clock::now();
+    if (now < last_progress_ + kEvery)
+      return;
+    last_progress_ = now;
+    say(string_printf("%llu stacks unwound and named so far, %.0f s in",
+                      static_cast<unsigned long long>(settled_),
+                      std::chrono::duration<double>(now - started_).count()));
+  }
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_progress_ = started_;
+  uint64_t settled_ = 0;
   // Added up as equals, samples of other events or rates would mislead.
   static void warn_of_unequal_rates(std::span<const Recording> all) {
     const format::RecordingInfo& first = all.front().info;
