@@ -24,11 +24,12 @@ uid_t owner_of(uint32_t pid) {
 // changed size since `size`. The file is written by the profiled process,
 // which may be hostile: it is looked up inside that root (open_in_root: a
 // container's /tmp linking to a host directory leads nowhere else), never
-// through a symlink, and read_perf_map_file() checks what it is and who
-// owns it.
-bool read_perf_map(uint32_t pid, const std::string& path, off_t& size, std::string& out) {
+// through a symlink, and read_perf_map_file() checks what it is and that
+// root or `uid` (the process's owner when first looked at) owns it.
+bool read_perf_map(uint32_t pid, uid_t uid, const std::string& path, off_t& size,
+                   std::string& out) {
   UniqueFd fd = open_in_process_root(pid, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
-  return fd && read_perf_map_file(fd, owner_of(pid), size, out);
+  return fd && read_perf_map_file(fd, uid, size, out);
 }
 
 std::string map_name(uint32_t pid, uint32_t namespace_pid) {
@@ -52,7 +53,7 @@ const ElfSymbol* JitMaps::find(uint32_t pid, uint32_t namespace_pid, uint64_t ip
     }
     t.read_at_ns = now_ns;
     std::string text;
-    if (read_perf_map(pid, map_name(pid, namespace_pid), t.size, text)) {
+    if (read_perf_map(pid, t.uid, map_name(pid, namespace_pid), t.size, text)) {
       t.symbols = parse_perf_map(text);
       found = find_symbol(t.symbols, ip);
     }
@@ -78,7 +79,7 @@ std::vector<ElfSymbol> JitMaps::name_missed(uint32_t pid) {
   const std::string path = map_name(pid, t.namespace_pid);
   std::string text;
   off_t size = -1;  // read whatever size it has now
-  bool read = read_perf_map(pid, path, size, text);
+  bool read = read_perf_map(pid, t.uid, path, size, text);
   if (!read && t.host_tmp && t.uid != static_cast<uid_t>(-1))
     read = read_perf_map_at(path, t.uid, size, text);  // gone: its /tmp is ours
   std::vector<ElfSymbol> named;

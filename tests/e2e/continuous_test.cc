@@ -303,6 +303,16 @@ TEST(EndToEnd, SplitSlicesAreProfilesThatTileTheRecording) {
 
 // --follow reads the recording as it grows: a table every second, the
 // last once the end frame is in, with every sample the file holds.
+// The sample count in the header of each table --follow drew, in order.
+std::vector<uint64_t> table_samples(const std::string& out) {
+  std::vector<uint64_t> tables;
+  const std::regex header(R"(# (\d+) samples of )");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), header); it != std::sregex_iterator();
+       ++it)
+    tables.push_back(std::stoull((*it)[1]));
+  return tables;
+}
+
 TEST(EndToEnd, FollowRedrawsTheTopTableUntilTheRecordingEnds) {
   REQUIRE_BPF();
   const std::string data = temp_file("follow.data");
@@ -315,11 +325,7 @@ TEST(EndToEnd, FollowRedrawsTheTopTableUntilTheRecordingEnds) {
   EXPECT_EQ(wait_exit(pid), 0);
   EXPECT_EQ(follow.status, 0) << "ends with the recording";
   EXPECT_EQ(follow.err, "") << "a file still being written is not damage";
-  std::vector<uint64_t> tables;
-  const std::regex header(R"(# (\d+) samples of )");
-  for (auto it = std::sregex_iterator(follow.out.begin(), follow.out.end(), header);
-       it != std::sregex_iterator(); ++it)
-    tables.push_back(std::stoull((*it)[1]));
+  const std::vector<uint64_t> tables = table_samples(follow.out);
   ASSERT_GE(tables.size(), 3u) << follow.out;
   EXPECT_TRUE(std::is_sorted(tables.begin(), tables.end())) << follow.out;
   EXPECT_EQ(tables.back(), samples_in(data));
@@ -351,11 +357,7 @@ TEST(EndToEnd, FollowReadsARotationAsOneSeries) {
   EXPECT_EQ(follow.status, 0) << follow.err;
   EXPECT_EQ(follow.err, "");
   EXPECT_EQ(follow.out.find("no end frame"), std::string::npos) << follow.out;
-  std::vector<uint64_t> tables;
-  const std::regex header(R"(# (\d+) samples of )");
-  for (auto it = std::sregex_iterator(follow.out.begin(), follow.out.end(), header);
-       it != std::sregex_iterator(); ++it)
-    tables.push_back(std::stoull((*it)[1]));
+  const std::vector<uint64_t> tables = table_samples(follow.out);
   ASSERT_GE(tables.size(), 3u) << follow.out;
   EXPECT_TRUE(std::is_sorted(tables.begin(), tables.end())) << follow.out;
   uint64_t series = 0;
